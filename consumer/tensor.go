@@ -1,0 +1,95 @@
+package consumer
+
+import (
+	"errors"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/godlpack/godlpack"
+)
+
+// ErrClosed is returned by operations on a Tensor after Close.
+var ErrClosed = errors.New("consumer: tensor is closed")
+
+// Tensor is an imported DLPack tensor: a view of foreign memory that stays
+// valid until Close, which calls the producer's deleter exactly once. If a
+// Tensor becomes unreachable without Close, a cleanup calls the deleter.
+type Tensor struct {
+	godlpack.Tensor
+	Version   godlpack.Version // {0, 0} for a legacy DLManagedTensor
+	Flags     uint64
+	Versioned bool
+	own       *ownership
+}
+
+// ownership is kept apart from Tensor so that runtime.AddCleanup can use it
+// without keeping the Tensor reachable.
+type ownership struct {
+	done    atomic.Bool
+	managed unsafe.Pointer
+	deleter unsafe.Pointer
+}
+
+func (o *ownership) release() bool {
+	if !o.done.CompareAndSwap(false, true) {
+		return false
+	}
+	godlpack.CallDeleter(o.deleter, o.managed)
+	return true
+}
+
+// ImportVersioned takes ownership of m. On any refusal the deleter is called
+// before the error is returned, so m must not be used afterwards either way.
+func ImportVersioned(m *godlpack.DLManagedTensorVersioned) (*Tensor, error) {
+	if m == nil {
+		return nil, godlpack.Invalid(godlpack.ErrNilPointer, "managed tensor is NULL")
+	}
+	own := &ownership{managed: unsafe.Pointer(m), deleter: m.Deleter}
+	t, err := ValidateVersioned(m)
+	if err != nil {
+		own.release()
+		return nil, err
+	}
+	out := &Tensor{Tensor: t, Version: godlpack.Version{Major: m.Version.Major, Minor: m.Version.Minor},
+		Flags: m.Flags, Versioned: true, own: own}
+	return out.track(), nil
+}
+
+// ImportLegacy takes ownership of a legacy managed tensor, like ImportVersioned.
+func ImportLegacy(m *godlpack.DLManagedTensor) (*Tensor, error) {
+	if m == nil {
+		return nil, godlpack.Invalid(godlpack.ErrNilPointer, "managed tensor is NULL")
+	}
+	own := &ownership{managed: unsafe.Pointer(m), deleter: m.Deleter}
+	t, err := ValidateLegacy(m)
+	if err != nil {
+		own.release()
+		return nil, err
+	}
+	return (&Tensor{Tensor: t, own: own}).track(), nil
+}
+
+// Import dispatches on the kind of managed tensor p points at.
+func Import(p unsafe.Pointer, versioned bool) (*Tensor, error) {
+	if versioned {
+		return ImportVersioned((*godlpack.DLManagedTensorVersioned)(p))
+	}
+	return ImportLegacy((*godlpack.DLManagedTensor)(p))
+}
+
+func (t *Tensor) track() *Tensor {
+	runtime.AddCleanup(t, func(o *ownership) { o.release() }, t.own)
+	return t
+}
+
+// Close calls the producer's deleter. A second Close returns ErrClosed.
+func (t *Tensor) Close() error {
+	if !t.own.release() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Closed reports whether Close has run.
+func (t *Tensor) Closed() bool { return t.own.done.Load() }

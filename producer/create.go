@@ -1,0 +1,106 @@
+package producer
+
+/*
+#include <string.h>
+#include "owner.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"math"
+	"unsafe"
+
+	"github.com/godlpack/godlpack"
+)
+
+// Empty allocates an uninitialised compact CPU tensor in C memory aligned to
+// 64 bytes (JAX/XLA copies less-aligned buffers), owned by godlpack.
+func Empty(dt godlpack.DType, shape ...int64) (*Source, error) {
+	if !dt.Known() || dt.Lanes != 1 {
+		return nil, godlpack.Invalid(godlpack.ErrDType, "cannot allocate dtype %v", dt)
+	}
+	t := godlpack.Tensor{Shape: append([]int64(nil), shape...), DType: dt, Device: godlpack.CPUDevice}
+	if len(shape) > godlpack.MaxNDim {
+		return nil, godlpack.Invalid(godlpack.ErrNDim, "ndim %d > %d", len(shape), godlpack.MaxNDim)
+	}
+	_, nbytes, err := t.ByteSpan()
+	if err != nil {
+		return nil, err
+	}
+	var data unsafe.Pointer
+	owner := C.gdl_owner_alloc(C.uint64_t(nbytes), &data)
+	if owner == nil {
+		return nil, errOOM
+	}
+	t.Data = data
+	return newSource(t, owner), nil
+}
+
+// Zeros is Empty filled with zero bits (0, false, +0.0 for every dtype but
+// float8_e8m0fnu, which has no zero and is refused).
+func Zeros(dt godlpack.DType, shape ...int64) (*Source, error) {
+	if dt.Code == godlpack.CodeFloat8E8M0FNU {
+		return nil, godlpack.Invalid(godlpack.ErrDType, "%v has no zero", dt)
+	}
+	s, err := Empty(dt, shape...)
+	if err != nil {
+		return nil, err
+	}
+	_, nbytes, _ := s.t.ByteSpan()
+	C.memset(s.t.Data, 0, C.size_t(nbytes))
+	return s, nil
+}
+
+// Full is Empty filled with value (a Go number or bool, converted to dt).
+func Full(dt godlpack.DType, value complex128, shape ...int64) (*Source, error) {
+	s, err := Empty(dt, shape...)
+	if err != nil {
+		return nil, err
+	}
+	n, _ := s.t.NumElements()
+	if err := fillWith(s.t.Data, dt, n, func(int64) complex128 { return value }); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Arange is the 1-d tensor start, start+step, ... below stop (above, for a
+// negative step), as NumPy's arange computes its length.
+func Arange(dt godlpack.DType, start, stop, step float64) (*Source, error) {
+	if step == 0 || math.IsNaN(step) || math.IsInf(step, 0) || math.IsNaN(start) || math.IsNaN(stop) {
+		return nil, errors.New("producer: arange needs a finite non-zero step and finite bounds")
+	}
+	count := math.Ceil((stop - start) / step)
+	if count < 0 || math.IsNaN(count) {
+		count = 0
+	}
+	if count > math.MaxInt64/16 {
+		return nil, godlpack.Invalid(godlpack.ErrOverflow, "arange of %g elements", count)
+	}
+	s, err := Empty(dt, int64(count))
+	if err != nil {
+		return nil, err
+	}
+	err = fillWith(s.t.Data, dt, int64(count), func(i int64) complex128 { return complex(start+float64(i)*step, 0) })
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// fillWith writes f(i) converted to dt into n compact elements at p.
+func fillWith(p unsafe.Pointer, dt godlpack.DType, n int64, f func(int64) complex128) error {
+	enc, err := Encoder(dt)
+	if err != nil {
+		return err
+	}
+	size := dt.ItemSize()
+	buf := unsafe.Slice((*byte)(p), n*size)
+	for i := int64(0); i < n; i++ {
+		enc(buf[i*size:(i+1)*size], f(i))
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+#include <stdlib.h>
+#include <string.h>
+#include "owner.h"
+
+static int64_t live_owners, live_exports;
+
+int64_t gdl_live_owners(void) { return __atomic_load_n(&live_owners, __ATOMIC_RELAXED); }
+int64_t gdl_live_exports(void) { return __atomic_load_n(&live_exports, __ATOMIC_RELAXED); }
+
+void gdl_owner_init(gdl_owner* o, void (*release)(gdl_owner*)) {
+  o->refs = 1;
+  o->release = release;
+  __atomic_add_fetch(&live_owners, 1, __ATOMIC_RELAXED);
+}
+
+void gdl_owner_incref(gdl_owner* o) { __atomic_add_fetch(&o->refs, 1, __ATOMIC_RELAXED); }
+
+void gdl_owner_decref(gdl_owner* o) {
+  if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    __atomic_sub_fetch(&live_owners, 1, __ATOMIC_RELAXED);
+    o->release(o);
+  }
+}
+
+/* --- C memory --------------------------------------------------------- */
+
+static void release_free(gdl_owner* o) { free(o); }
+
+gdl_owner* gdl_owner_alloc(uint64_t nbytes, void** data) {
+  /* The owner header takes the first GDL_ALIGN bytes so data stays aligned. */
+  if (nbytes > UINT64_MAX - 2 * GDL_ALIGN) return NULL;
+  uint64_t total = GDL_ALIGN + ((nbytes + GDL_ALIGN - 1) / GDL_ALIGN) * GDL_ALIGN;
+  if (total > (uint64_t)SIZE_MAX) return NULL;
+  gdl_owner* o = aligned_alloc(GDL_ALIGN, (size_t)total);
+  if (o == NULL) return NULL;
+  gdl_owner_init(o, release_free);
+  *data = (char*)o + GDL_ALIGN;
+  return o;
+}
+
+/* --- a foreign managed tensor ------------------------------------------ */
+
+typedef struct {
+  gdl_owner base;
+  void* managed;
+  int versioned;
+} foreign_owner;
+
+static void release_foreign(gdl_owner* o) {
+  foreign_owner* f = (foreign_owner*)o;
+  if (f->versioned) {
+    DLManagedTensorVersioned* m = f->managed;
+    if (m->deleter) m->deleter(m);
+  } else {
+    DLManagedTensor* m = f->managed;
+    if (m->deleter) m->deleter(m);
+  }
+  free(f);
+}
+
+gdl_owner* gdl_owner_foreign(void* managed, int versioned) {
+  foreign_owner* f = malloc(sizeof *f);
+  if (f == NULL) return NULL;
+  gdl_owner_init(&f->base, release_foreign);
+  f->managed = managed;
+  f->versioned = versioned;
+  return &f->base;
+}
+
+/* --- Go memory ---------------------------------------------------------- */
+
+typedef struct {
+  gdl_owner base;
+  uintptr_t handle;
+} go_owner;
+
+extern void godlpackReleaseHandle(uintptr_t handle); /* release.go */
+
+static void release_go(gdl_owner* o) {
+  uintptr_t h = ((go_owner*)o)->handle;
+  free(o);
+  godlpackReleaseHandle(h);
+}
+
+gdl_owner* gdl_owner_go(uintptr_t handle) {
+  go_owner* g = malloc(sizeof *g);
+  if (g == NULL) return NULL;
+  gdl_owner_init(&g->base, release_go);
+  g->handle = handle;
+  return &g->base;
+}
+
+/* --- fresh managed tensors --------------------------------------------- */
+
+/* Copy shape and strides to dims (2*ndim slots), computing compact strides
+ * when the view has none. */
+static void fill_dims(DLTensor* dst, const DLTensor* view, int64_t* dims) {
+  int32_t n = view->ndim;
+  *dst = *view;
+  dst->shape = dims;
+  dst->strides = dims + n;
+  if (n > 0) memcpy(dims, view->shape, (size_t)n * sizeof(int64_t));
+  if (n > 0 && view->strides != NULL) {
+    memcpy(dims + n, view->strides, (size_t)n * sizeof(int64_t));
+  } else {
+    int64_t acc = 1;
+    for (int32_t i = n - 1; i >= 0; i--) {
+      dims[n + i] = acc;
+      if (view->shape[i] > 0) acc *= view->shape[i];
+    }
+  }
+}
+
+void gdl_deleter_versioned(DLManagedTensorVersioned* self) {
+  gdl_owner* o = self->manager_ctx;
+  free(self);
+  __atomic_sub_fetch(&live_exports, 1, __ATOMIC_RELAXED);
+  gdl_owner_decref(o);
+}
+
+void gdl_deleter_legacy(DLManagedTensor* self) {
+  gdl_owner* o = self->manager_ctx;
+  free(self);
+  __atomic_sub_fetch(&live_exports, 1, __ATOMIC_RELAXED);
+  gdl_owner_decref(o);
+}
+
+DLManagedTensorVersioned* gdl_export_versioned(const DLTensor* view, uint64_t flags,
+                                               gdl_owner* owner) {
+  int32_t n = view->ndim < 0 ? 0 : view->ndim;
+  DLManagedTensorVersioned* m = malloc(sizeof *m + 2 * (size_t)n * sizeof(int64_t));
+  if (m == NULL) return NULL;
+  m->version.major = DLPACK_MAJOR_VERSION;
+  m->version.minor = DLPACK_MINOR_VERSION;
+  m->manager_ctx = owner;
+  m->deleter = gdl_deleter_versioned;
+  m->flags = flags;
+  fill_dims(&m->dl_tensor, view, (int64_t*)(m + 1));
+  gdl_owner_incref(owner);
+  __atomic_add_fetch(&live_exports, 1, __ATOMIC_RELAXED);
+  return m;
+}
+
+DLManagedTensor* gdl_export_legacy(const DLTensor* view, gdl_owner* owner) {
+  int32_t n = view->ndim < 0 ? 0 : view->ndim;
+  DLManagedTensor* m = malloc(sizeof *m + 2 * (size_t)n * sizeof(int64_t));
+  if (m == NULL) return NULL;
+  m->manager_ctx = owner;
+  m->deleter = gdl_deleter_legacy;
+  fill_dims(&m->dl_tensor, view, (int64_t*)(m + 1));
+  gdl_owner_incref(owner);
+  __atomic_add_fetch(&live_exports, 1, __ATOMIC_RELAXED);
+  return m;
+}

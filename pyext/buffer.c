@@ -1,0 +1,90 @@
+/* The buffer protocol for CPU-accessible tensors, so memoryview(t) and
+ * np.asarray(t) work without DLPack. */
+#include "gdl.h"
+
+/* PEP 3118 format of a dtype, or NULL when it has none (bfloat16, float8...). */
+static const char* buffer_format(DLDataType dt) {
+  if (dt.lanes != 1) return NULL;
+  switch (dt.code) {
+    case kDLBool: return dt.bits == 8 ? "?" : NULL;
+    case kDLInt:
+      switch (dt.bits) { case 8: return "b"; case 16: return "h"; case 32: return "i"; case 64: return "q"; }
+      return NULL;
+    case kDLUInt:
+      switch (dt.bits) { case 8: return "B"; case 16: return "H"; case 32: return "I"; case 64: return "Q"; }
+      return NULL;
+    case kDLFloat:
+      switch (dt.bits) { case 16: return "e"; case 32: return "f"; case 64: return "d"; }
+      return NULL;
+    case kDLComplex:
+      switch (dt.bits) { case 64: return "Zf"; case 128: return "Zd"; }
+      return NULL;
+  }
+  return NULL;
+}
+
+static int is_contig(const GdlTensor* t, int fortran) {
+  int32_t n = t->view.ndim;
+  int64_t acc = 1;
+  for (int32_t k = 0; k < n; k++) if (t->dims[k] == 0) return 1;
+  for (int32_t k = 0; k < n; k++) {
+    int32_t i = fortran ? k : n - 1 - k;
+    if (t->dims[i] != 1 && t->dims[n + i] != acc) return 0;
+    acc *= t->dims[i];
+  }
+  return 1;
+}
+
+static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
+  GdlTensor* t = (GdlTensor*)obj;
+  if (!gdl_cpu_accessible(t->view.device.device_type)) {
+    PyErr_SetString(PyExc_BufferError, "the buffer protocol needs a CPU-accessible tensor");
+    return -1;
+  }
+  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY)) {
+    PyErr_SetString(PyExc_BufferError, "tensor is read-only");
+    return -1;
+  }
+  const char* fmt = buffer_format(t->view.dtype);
+  if (fmt == NULL) {
+    PyErr_SetString(PyExc_BufferError, "this dtype has no buffer-protocol format; use __dlpack__");
+    return -1;
+  }
+  int c = is_contig(t, 0), f = is_contig(t, 1);
+  if (((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c) ||
+      ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f) ||
+      ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c && !f) ||
+      ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !c)) {
+    PyErr_SetString(PyExc_BufferError, "tensor is not contiguous as requested");
+    return -1;
+  }
+  int32_t n = t->view.ndim;
+  Py_ssize_t itemsize = t->view.dtype.bits / 8;
+  if (t->bufdims == NULL && n > 0) {
+    t->bufdims = PyMem_Malloc(2 * (size_t)n * sizeof(Py_ssize_t));
+    if (t->bufdims == NULL) {
+      PyErr_NoMemory();
+      return -1;
+    }
+    for (int32_t i = 0; i < n; i++) {
+      t->bufdims[i] = (Py_ssize_t)t->dims[i];
+      t->bufdims[n + i] = (Py_ssize_t)(t->dims[n + i] * itemsize);
+    }
+  }
+  Py_ssize_t count = 1;
+  for (int32_t i = 0; i < n; i++) count *= (Py_ssize_t)t->dims[i];
+  view->buf = (char*)t->view.data + t->view.byte_offset;
+  view->obj = Py_NewRef(obj);
+  view->len = count * itemsize;
+  view->itemsize = itemsize;
+  view->readonly = (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  view->ndim = n;
+  view->format = (flags & PyBUF_FORMAT) ? (char*)fmt : NULL;
+  view->shape = (flags & PyBUF_ND) == PyBUF_ND ? t->bufdims : NULL;
+  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? (t->bufdims ? t->bufdims + n : NULL) : NULL;
+  view->suboffsets = NULL;
+  view->internal = NULL;
+  return 0;
+}
+
+PyBufferProcs gdl_buffer_procs = {.bf_getbuffer = tensor_getbuffer, .bf_releasebuffer = NULL};
