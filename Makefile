@@ -48,5 +48,8 @@ test: lint gotest pytest
 bench: ext venv
 	PYTHONPATH=pyext $(PYTHON) bench/bench.py
 
+soak: ext venv
+	PYTHONPATH=pyext $(PYTHON) bench/soak.py
+
 clean:
 	rm -rf build dist *.egg-info $(EXT) pyext/godlpack/include

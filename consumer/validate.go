@@ -5,9 +5,17 @@ package consumer
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/godlpack/godlpack"
 )
+
+// minDataAddress is the lowest data address we keep as a pointer. Producers
+// may hand a dangling non-NULL pointer for empty tensors (Rust's
+// NonNull::dangling() is the alignment, e.g. 0x4), and the Go runtime aborts
+// the process when it finds a value below one page in a pointer-typed stack
+// slot ("invalid pointer found on stack"). No data lives in the first page.
+const minDataAddress = 4096
 
 // stridesRequired is the version from which producers must fill strides.
 var stridesRequired = godlpack.Version{Major: 1, Minor: 2}
@@ -41,8 +49,12 @@ func ValidateVersioned(m *godlpack.DLManagedTensorVersioned) (godlpack.Tensor, e
 	}
 	t.ReadOnly = m.Flags&godlpack.FlagReadOnly != 0
 	if t.DType.IsSubByte() && m.Flags&godlpack.FlagIsSubbyteTypePadded != 0 {
-		// Padded sub-byte elements take a whole byte each.
+		// Padded sub-byte elements take a whole byte each, which can make
+		// the span overflow where the packed one did not: check again.
 		t.DType.Bits = 8
+		if err := checkExtent(&t, uintptr(t.Data)); err != nil {
+			return godlpack.Tensor{}, err
+		}
 	}
 	return t, nil
 }
@@ -85,15 +97,20 @@ func ValidateDLTensor(dl *godlpack.DLTensor, allowNilStrides bool) (godlpack.Ten
 	if n > 0 && dl.Strides == nil && !allowNilStrides {
 		return t, godlpack.Invalid(godlpack.ErrStrides, "strides are NULL with ndim = %d (required since DLPack 1.2)", n)
 	}
-	if dl.Strides != nil && n > 0 {
+	if n > 0 && dl.Strides != nil {
 		t.Strides = make([]int64, n)
 		copy(t.Strides, dl.StridesSlice())
 	}
 	t.DType = godlpack.DType{Code: dl.DType.Code, Bits: dl.DType.Bits, Lanes: dl.DType.Lanes}
 	t.Device = dev
-	t.Data = dl.Data
+	// Read data as an integer first, and keep it only when it can be a real
+	// address (see minDataAddress); otherwise it counts as NULL.
+	addr := *(*uintptr)(unsafe.Pointer(&dl.Data))
+	if addr >= minDataAddress {
+		t.Data = dl.Data
+	}
 	t.ByteOffset = dl.ByteOffset
-	if err := checkExtent(&t); err != nil {
+	if err := checkExtent(&t, addr); err != nil {
 		return godlpack.Tensor{}, err
 	}
 	return t, nil
@@ -113,8 +130,9 @@ func checkDType(d godlpack.DLDataType) error {
 }
 
 // checkExtent refuses shapes and strides whose byte span overflows, NULL
-// data under a non-empty view, and views that wrap the address space.
-func checkExtent(t *godlpack.Tensor) error {
+// data under a non-empty view, and views that wrap the address space. addr is
+// the producer's data address, for the message when t.Data was dropped.
+func checkExtent(t *godlpack.Tensor, addr uintptr) error {
 	n, err := t.NumElements()
 	if err != nil {
 		return err
@@ -127,6 +145,9 @@ func checkExtent(t *godlpack.Tensor) error {
 		return nil
 	}
 	if t.Data == nil {
+		if addr != 0 {
+			return godlpack.Invalid(godlpack.ErrNilData, "data %#x lies in the first page, for %d elements", addr, n)
+		}
 		return godlpack.Invalid(godlpack.ErrNilData, "data is NULL for %d elements", n)
 	}
 	base := uint64(uintptr(t.Data))

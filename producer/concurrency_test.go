@@ -82,9 +82,8 @@ func TestConcurrentExportClose(t *testing.T) {
 				s.Close()
 			}
 		}
-		for i, s := range srcs {
+		for _, s := range srcs {
 			s.Close() // twice for the even ones
-			_ = i
 		}
 	}()
 	close(start)

@@ -76,10 +76,13 @@ typedef struct {
 
 extern void godlpackReleaseHandle(uintptr_t handle); /* release.go */
 
+static volatile int forked;
+void gdl_owner_forked(void) { forked = 1; }
+
 static void release_go(gdl_owner* o) {
   uintptr_t h = ((go_owner*)o)->handle;
   free(o);
-  godlpackReleaseHandle(h);
+  if (!forked) godlpackReleaseHandle(h); /* after fork() Go would hang: leak */
 }
 
 gdl_owner* gdl_owner_go(uintptr_t handle) {

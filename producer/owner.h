@@ -30,6 +30,10 @@ gdl_owner* gdl_owner_foreign(void* managed, int versioned);
 /* Owner whose release hands a cgo.Handle back to Go (see release.go). */
 gdl_owner* gdl_owner_go(uintptr_t handle);
 
+/* Marks the process as a fork() child: Go cannot be called any more, so
+ * Go-memory owners are leaked instead of released. */
+void gdl_owner_forked(void);
+
 /* Fresh managed tensors describing view; each holds one new reference to
  * owner, which its deleter drops. shape/strides are copied (strides are always
  * filled in, as DLPack 1.2 requires). Return NULL only when out of memory. */

@@ -47,6 +47,12 @@ PyObject* gdl_tensor_new(gdl_owner* owner, const DLTensor* view, uint64_t flags)
 /* A compact copy of self's data in new 64-byte-aligned C memory. */
 PyObject* gdl_tensor_copy(GdlTensor* self, uint64_t extra_flags);
 
+/* fork.c: whether Go may be called (1), else RuntimeError set (0); dtype names. */
+int gdl_fork_init(void);
+int gdl_go_ready(void);
+int gdl_dtype_names_init(void);
+PyObject* gdl_dtype_name(DLDataType dt); /* new ref */
+
 /* Device helpers. */
 int gdl_parse_device(PyObject* obj, DLDevice* out); /* (type, id); -1 + TypeError */
 PyObject* gdl_device_tuple(DLDevice d);
@@ -59,6 +65,20 @@ extern int gdlCopyCompact(DLTensor* view, void* dst, char* err, int errlen);
 extern void* gdlCreate(int kind, char* dtype, int ndim, int64_t* shape, double re, double im,
                        double start, double stop, double step, char* err, int errlen);
 extern int gdlDTypeName(int code, int bits, int lanes, char* out, int outlen);
+
+/* obj.__dlpack__(...) with NULL keywords left out, legacy fallback on TypeError. */
+PyObject* gdl_call_dlpack(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
+                          PyObject* copy);
+/* A capsule (obj itself, or what obj.__dlpack__ returns) taken: the managed
+ * tensor is the caller's. NULL with TypeError/BufferError set. */
+void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
+                              PyObject* copy, int* versioned);
+/* Through type(obj).__dlpack_c_exchange_api__ if it has one: 1 with *out set,
+ * 0 when the type has none (or it does not apply), -1 with an exception. */
+int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out);
+/* Sets Tensor.__dlpack_c_exchange_api__ and makes the module's _C_API. */
+int gdl_exchange_init(PyTypeObject* type);
+PyObject* gdl_capi_capsule(void);
 
 PyObject* gdl_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 PyObject* gdl_dlpack_device(PyObject* self, PyObject* unused);

@@ -1,49 +1,80 @@
 /* The consumer side: godlpack.from_dlpack(obj, /, *, device=None, copy=None). */
 #include "gdl.h"
 
-/* Calls obj.__dlpack__ asking for our version, falling back to the legacy
- * signature for producers that predate max_version (they raise TypeError). */
-static PyObject* call_dlpack(PyObject* obj, PyObject* dl_device, PyObject* copy, int* legacy_call) {
-  PyObject* argv[4];
-  PyObject* names[3];
+/* Calls obj.__dlpack__ with the given keywords (NULL: left out). A producer
+ * that predates max_version (and dl_device/copy) raises TypeError: it is
+ * called again with the stream alone, the legacy signature. */
+PyObject* gdl_call_dlpack(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
+                          PyObject* copy) {
+  PyObject* argv[5];
+  PyObject* names[4];
   Py_ssize_t nk = 0;
   argv[0] = obj;
-  argv[1 + nk] = GDL.max_version;
-  names[nk++] = GDL.s_max_version;
-  if (dl_device != Py_None) {
-    argv[1 + nk] = dl_device;
-    names[nk++] = GDL.s_dl_device;
-  }
-  if (copy != Py_None) {
-    argv[1 + nk] = copy;
-    names[nk++] = GDL.s_copy;
-  }
-  PyObject* kwnames = GDL.kw_max_version;
-  Py_INCREF(kwnames);
-  if (nk > 1) {
-    Py_DECREF(kwnames);
+  if (max_version) { argv[1 + nk] = max_version; names[nk++] = GDL.s_max_version; }
+  if (stream) { argv[1 + nk] = stream; names[nk++] = GDL.s_stream; }
+  if (dl_device) { argv[1 + nk] = dl_device; names[nk++] = GDL.s_dl_device; }
+  if (copy) { argv[1 + nk] = copy; names[nk++] = GDL.s_copy; }
+  PyObject* kwnames = NULL;
+  if (nk == 1 && max_version) {
+    kwnames = Py_NewRef(GDL.kw_max_version);
+  } else if (nk > 0) {
     kwnames = PyTuple_New(nk);
     if (kwnames == NULL) return NULL;
-    for (Py_ssize_t i = 0; i < nk; i++) {
-      Py_INCREF(names[i]);
-      PyTuple_SET_ITEM(kwnames, i, names[i]);
-    }
+    for (Py_ssize_t i = 0; i < nk; i++) PyTuple_SET_ITEM(kwnames, i, Py_NewRef(names[i]));
   }
   PyObject* r = PyObject_VectorcallMethod(GDL.s_dlpack, argv, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
-  Py_DECREF(kwnames);
-  *legacy_call = 0;
+  Py_XDECREF(kwnames);
   if (r != NULL) return r;
   if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+    /* Only a missing __dlpack__ means "no DLPack": an AttributeError raised
+     * inside the producer's own __dlpack__ is its error and propagates. */
+    PyObject *et, *ev, *etb;
+    PyErr_Fetch(&et, &ev, &etb);
+    PyObject* meth = PyObject_GetAttr(obj, GDL.s_dlpack);
+    if (meth != NULL) {
+      Py_DECREF(meth);
+      PyErr_Restore(et, ev, etb);
+      return NULL;
+    }
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(etb);
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "%.200s object does not support the DLPack protocol (no __dlpack__)",
                  Py_TYPE(obj)->tp_name);
     return NULL;
   }
-  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
-  /* An old producer: it does not know max_version (nor dl_device/copy). */
+  if (nk == 0 || (nk == 1 && stream) || !PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
+  /* An old producer: it does not know max_version, dl_device or copy. */
   PyErr_Clear();
-  *legacy_call = 1;
-  return PyObject_VectorcallMethod(GDL.s_dlpack, argv, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+  if (stream == NULL) return PyObject_VectorcallMethod(GDL.s_dlpack, argv, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+  argv[1] = stream;
+  PyObject* kw = PyTuple_Pack(1, GDL.s_stream);
+  if (kw == NULL) return NULL;
+  r = PyObject_VectorcallMethod(GDL.s_dlpack, argv, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kw);
+  Py_DECREF(kw);
+  return r;
+}
+
+void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
+                              PyObject* copy, int* versioned) {
+  PyObject* capsule;
+  if (PyCapsule_CheckExact(obj)) {
+    capsule = Py_NewRef(obj);
+  } else {
+    capsule = gdl_call_dlpack(obj, stream, max_version, dl_device, copy);
+    if (capsule == NULL) return NULL;
+    if (!PyCapsule_CheckExact(capsule)) {
+      PyErr_Format(PyExc_BufferError, "%.200s.__dlpack__() returned %.200s, not a PyCapsule",
+                   Py_TYPE(obj)->tp_name, Py_TYPE(capsule)->tp_name);
+      Py_DECREF(capsule);
+      return NULL;
+    }
+  }
+  void* managed = gdl_capsule_take(capsule, versioned);
+  Py_DECREF(capsule);
+  return managed;
 }
 
 static int same_device(DLDevice a, DLDevice b) {
@@ -61,7 +92,7 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
   Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   for (Py_ssize_t i = 0; i < nk; i++) {
     PyObject* k = PyTuple_GET_ITEM(kwnames, i);
-    if (PyUnicode_Compare(k, GDL.s_dl_device) == 0 || PyUnicode_CompareWithASCIIString(k, "device") == 0) {
+    if (PyUnicode_CompareWithASCIIString(k, "device") == 0) {
       device = args[1 + i];
     } else if (PyUnicode_Compare(k, GDL.s_copy) == 0) {
       copy = args[1 + i];
@@ -78,12 +109,11 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
   if (device != Py_None && gdl_parse_device(device, &want) != 0) return NULL;
 
   PyObject* result;
-  int legacy_call = 0;
   if (GdlTensor_Check(obj)) {
     /* Our own tensor: share its owner, no capsule needed. */
     GdlTensor* t = (GdlTensor*)obj;
     if (device != Py_None && !same_device(want, t->view.device) &&
-        !(want.device_type == kDLCPU && gdl_cpu_accessible(t->view.device.device_type))) {
+        !(want.device_type == kDLCPU && want.device_id == 0 && gdl_cpu_accessible(t->view.device.device_type))) {
       PyErr_SetString(PyExc_BufferError, "godlpack cannot move a tensor between devices");
       return NULL;
     }
@@ -93,40 +123,23 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
     if (result && device != Py_None) ((GdlTensor*)result)->view.device = want;
     return result;
   }
-  PyObject* capsule;
-  if (PyCapsule_CheckExact(obj)) {
-    capsule = obj;
-    Py_INCREF(capsule);
-  } else {
-    capsule = call_dlpack(obj, device == Py_None ? Py_None : device, copy, &legacy_call);
-    if (capsule == NULL) return NULL;
-    if (!PyCapsule_CheckExact(capsule)) {
-      PyErr_Format(PyExc_BufferError, "%.200s.__dlpack__() returned %.200s, not a PyCapsule",
-                   Py_TYPE(obj)->tp_name, Py_TYPE(capsule)->tp_name);
-      Py_DECREF(capsule);
-      return NULL;
-    }
+  int versioned = 1;
+  void* managed = NULL;
+  if (device == Py_None && copy == Py_None) {
+    /* The producer's C exchange API (PyTorch), when its type has one. */
+    int r = gdl_exchange_managed_from_object(obj, (DLManagedTensorVersioned**)&managed);
+    if (r < 0) return NULL;
   }
-  int versioned;
-  void* managed = gdl_capsule_take(capsule, &versioned);
-  Py_DECREF(capsule);
   if (managed == NULL) {
-    if (PyErr_ExceptionMatches(PyExc_TypeError) && capsule != obj) {
-      /* keep TypeError only for objects that speak no DLPack at all */
-      PyObject *t, *v, *tb;
-      PyErr_Fetch(&t, &v, &tb);
-      PyErr_SetObject(PyExc_BufferError, v);
-      Py_XDECREF(t);
-      Py_XDECREF(v);
-      Py_XDECREF(tb);
-    }
-    return NULL;
+    managed = gdl_managed_from_object(obj, NULL, GDL.max_version, device == Py_None ? NULL : device,
+                                      copy == Py_None ? NULL : copy, &versioned);
+    if (managed == NULL) return NULL;
   }
   result = gdl_tensor_from_managed(managed, versioned);
   if (result == NULL) return NULL;
   GdlTensor* t = (GdlTensor*)result;
   if (device != Py_None && !same_device(want, t->view.device)) {
-    if (want.device_type == kDLCPU && gdl_cpu_accessible(t->view.device.device_type)) {
+    if (want.device_type == kDLCPU && want.device_id == 0 && gdl_cpu_accessible(t->view.device.device_type)) {
       t->view.device = want;
     } else {
       Py_DECREF(result);
@@ -148,6 +161,5 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
     PyErr_SetString(PyExc_BufferError, "producer copied the data although copy=False was requested");
     return NULL;
   }
-  (void)legacy_call;
   return result;
 }

@@ -2,6 +2,7 @@
 #include "gdl.h"
 
 gdl_strings GDL;
+extern PyMethodDef gdl_probe_methods[]; /* probe.c */
 static PyObject* device_cls; /* godlpack._types.Device, looked up on first use */
 
 PyObject* gdl_device_obj(DLDevice d) {
@@ -53,6 +54,7 @@ static PyObject* mod_create(PyObject* m, PyObject* args) {
   Py_DECREF(seq);
   char err[512];
   void* managed;
+  if (!gdl_go_ready()) return NULL;
   Py_BEGIN_ALLOW_THREADS managed =
       gdlCreate(kind, (char*)dtype, (int)n, dims, re, im, start, stop, step, err, sizeof err);
   Py_END_ALLOW_THREADS if (managed == NULL) {
@@ -66,6 +68,18 @@ static PyObject* mod_live(PyObject* m, PyObject* unused) {
   (void)m;
   (void)unused;
   return Py_BuildValue("(LL)", (long long)gdl_live_owners(), (long long)gdl_live_exports());
+}
+
+extern void gdlGoStats(uint64_t* heap_bytes, uint64_t* heap_objects, uint64_t* num_gc);
+static PyObject* mod_go_stats(PyObject* m, PyObject* unused) {
+  (void)m;
+  (void)unused;
+  uint64_t b, o, g;
+  if (!gdl_go_ready()) return NULL;
+  Py_BEGIN_ALLOW_THREADS gdlGoStats(&b, &o, &g);
+  Py_END_ALLOW_THREADS
+  return Py_BuildValue("{s:K,s:K,s:K}", "heap_bytes", (unsigned long long)b, "heap_objects",
+                       (unsigned long long)o, "num_gc", (unsigned long long)g);
 }
 
 static PyObject* mod_is_cpu_accessible(PyObject* m, PyObject* arg) {
@@ -89,6 +103,7 @@ static PyObject* mod_names(PyObject* m, PyObject* arg) {
   char buf[4096];
   long which = PyLong_AsLong(arg);
   if (which == -1 && PyErr_Occurred()) return NULL;
+  if (!gdl_go_ready()) return NULL;
   if (gdlNames((int)which, buf, sizeof buf) != 0) {
     PyErr_SetString(PyExc_ValueError, "unknown name list");
     return NULL;
@@ -108,6 +123,7 @@ static PyMethodDef module_methods[] = {
      "Import obj (an object with __dlpack__ or a DLPack PyCapsule) as a godlpack.Tensor, zero-copy."},
     {"_create", mod_create, METH_VARARGS, "Allocate a Go-created tensor (internal)."},
     {"_live", mod_live, METH_NOARGS, "(live owners, live exported managed tensors), for leak checks."},
+    {"_go_stats", mod_go_stats, METH_NOARGS, "Live Go heap after a collection: bytes, objects, GC cycles."},
     {"is_cpu_accessible", mod_is_cpu_accessible, METH_O,
      "is_cpu_accessible(device_type | (device_type, device_id)) -> bool"},
     {"_names", mod_names, METH_O, "Name lists from Go (internal)."},
@@ -130,14 +146,20 @@ PyMODINIT_FUNC PyInit__godlpack(void) {
   GDL.kw_max_version = PyTuple_Pack(1, GDL.s_max_version);
   GDL.max_version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
   if (GDL.kw_max_version == NULL || GDL.max_version == NULL) return NULL;
-  if (PyType_Ready(&GdlTensor_Type) < 0) return NULL;
+  if (gdl_fork_init() < 0 || gdl_dtype_names_init() < 0) return NULL;
+  if (PyType_Ready(&GdlTensor_Type) < 0 || gdl_exchange_init(&GdlTensor_Type) < 0) return NULL;
   PyObject* m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
+  if (PyModule_AddFunctions(m, gdl_probe_methods) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
   Py_INCREF(&GdlTensor_Type);
   if (PyModule_AddObject(m, "Tensor", (PyObject*)&GdlTensor_Type) < 0 ||
       PyModule_AddObject(m, "API_VERSION", Py_NewRef(GDL.max_version)) < 0 ||
       PyModule_AddObject(m, "MAX_IMPORT_VERSION", Py_BuildValue("(ii)", 1, 255)) < 0 ||
-      PyModule_AddIntConstant(m, "ABI_VERSION", 1) < 0) {
+      PyModule_AddIntConstant(m, "ABI_VERSION", 1) < 0 ||
+      PyModule_AddObject(m, "_C_API", gdl_capi_capsule()) < 0) {
     Py_DECREF(m);
     return NULL;
   }

@@ -50,6 +50,10 @@ PyObject* gdl_tensor_from_managed(void* managed, int versioned) {
     }
     return PyErr_NoMemory();
   }
+  if (!gdl_go_ready()) {
+    gdl_owner_decref(owner);
+    return NULL;
+  }
   if (gdlValidate(managed, versioned, err, sizeof err) != 0) {
     gdl_owner_decref(owner);
     PyErr_SetString(PyExc_BufferError, err);
@@ -136,9 +140,7 @@ static PyObject* get_device(GdlTensor* t, void* c) { (void)c; return gdl_device_
 
 static PyObject* get_dtype(GdlTensor* t, void* c) {
   (void)c;
-  char name[64];
-  gdlDTypeName(t->view.dtype.code, t->view.dtype.bits, t->view.dtype.lanes, name, sizeof name);
-  return PyUnicode_FromString(name);
+  return gdl_dtype_name(t->view.dtype);
 }
 
 static PyObject* get_is_contiguous(GdlTensor* t, void* c) {
@@ -181,6 +183,7 @@ PyObject* gdl_tensor_copy(GdlTensor* self, uint64_t extra_flags) {
   uint64_t bits = (uint64_t)self->view.dtype.bits * self->view.dtype.lanes;
   uint64_t nbytes = ((uint64_t)num_elements(self) * bits + 7) / 8;
   void* data;
+  if (!gdl_go_ready()) return NULL;
   gdl_owner* owner = gdl_owner_alloc(nbytes, &data);
   if (owner == NULL) return PyErr_NoMemory();
   if (gdlCopyCompact(&self->view, data, err, sizeof err) != 0) {

@@ -104,6 +104,42 @@ typedef struct DLManagedTensorVersioned {
   DLTensor dl_tensor;
 } DLManagedTensorVersioned;
 
+/* --- C exchange API (DLPack 1.3) --------------------------------------------
+ * A type offers it as the attribute __dlpack_c_exchange_api__: a PyCapsule
+ * named "dlpack_exchange_api" pointing at a static DLPackExchangeAPI. Every
+ * function returns 0, or -1 with a Python exception set (the allocator
+ * reports through SetError instead). py_object arguments are PyObject*. */
+#define DLPACK_EXCHANGE_API_CAPSULE_NAME "dlpack_exchange_api"
+
+typedef int (*DLPackManagedTensorAllocator)(
+    DLTensor* prototype, DLManagedTensorVersioned** out, void* error_ctx,
+    void (*SetError)(void* error_ctx, const char* kind, const char* message));
+
+typedef int (*DLPackManagedTensorFromPyObjectNoSync)(void* py_object,
+                                                     DLManagedTensorVersioned** out);
+
+typedef int (*DLPackDLTensorFromPyObjectNoSync)(void* py_object, DLTensor* out);
+
+typedef int (*DLPackCurrentWorkStream)(DLDeviceType device_type, int32_t device_id,
+                                       void** out_current_stream);
+
+typedef int (*DLPackManagedTensorToPyObjectNoSync)(DLManagedTensorVersioned* tensor,
+                                                   void** out_py_object);
+
+typedef struct DLPackExchangeAPIHeader {
+  DLPackVersion version;
+  struct DLPackExchangeAPIHeader* prev_api;
+} DLPackExchangeAPIHeader;
+
+typedef struct DLPackExchangeAPI {
+  DLPackExchangeAPIHeader header;
+  DLPackManagedTensorAllocator managed_tensor_allocator;
+  DLPackManagedTensorFromPyObjectNoSync managed_tensor_from_py_object_no_sync;
+  DLPackManagedTensorToPyObjectNoSync managed_tensor_to_py_object_no_sync;
+  DLPackDLTensorFromPyObjectNoSync dltensor_from_py_object_no_sync; /* may be NULL */
+  DLPackCurrentWorkStream current_work_stream;
+} DLPackExchangeAPI;
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,6 +51,8 @@ static void* tp_guarded_pages(size_t* page) {
 }
 
 static void tp_unmap(void* p, size_t page) { munmap(p, 2 * page); }
+
+static void tp_set_ptr(void** field, uintptr_t v) { *field = (void*)v; }
 */
 import "C"
 
@@ -198,3 +200,45 @@ func NewUnreadable() *Unreadable {
 
 // Free unmaps the page.
 func (u *Unreadable) Free() { C.tp_unmap(u.base, u.page) }
+
+// SetAddr stores an arbitrary address in a pointer field of a struct in C
+// memory (such as &m.DLTensor.Data), from C, so that a value Go must never
+// hold as a pointer (below 4096, e.g. Rust's dangling 0x4) never passes
+// through a Go pointer variable here.
+func SetAddr(field *unsafe.Pointer, addr uintptr) {
+	C.tp_set_ptr(field, C.uintptr_t(addr))
+}
+
+// SetInt64sAddr is SetAddr for a shape or strides field.
+func SetInt64sAddr(field **int64, addr uintptr) {
+	C.tp_set_ptr((*unsafe.Pointer)(unsafe.Pointer(field)), C.uintptr_t(addr))
+}
+
+// Guarded is n bytes of zeroed C memory that end exactly where an unreadable
+// page begins, so reading one byte past the end faults.
+type Guarded struct {
+	P    unsafe.Pointer
+	N    int
+	base unsafe.Pointer
+	page C.size_t
+}
+
+// NewGuarded maps n bytes (at most one page) followed by an unreadable page.
+func NewGuarded(n int) *Guarded {
+	var page C.size_t
+	base := C.tp_guarded_pages(&page)
+	if base == nil {
+		panic("testprod: mmap failed")
+	}
+	if n < 0 || n > int(page) {
+		C.tp_unmap(base, page)
+		panic("testprod: guarded size out of range")
+	}
+	return &Guarded{P: unsafe.Add(base, int(page)-n), N: n, base: base, page: page}
+}
+
+// Bytes views the memory.
+func (g *Guarded) Bytes() []byte { return unsafe.Slice((*byte)(g.P), g.N) }
+
+// Free unmaps it.
+func (g *Guarded) Free() { C.tp_unmap(g.base, g.page) }

@@ -59,3 +59,27 @@ func TestInt64sAndBytes(t *testing.T) {
 	defer u.Free()
 	assert.NotNil(t, u.P)
 }
+
+func TestGuarded(t *testing.T) {
+	g := testprod.NewGuarded(100)
+	defer g.Free()
+	b := g.Bytes()
+	assert.Len(t, b, 100)
+	assert.Equal(t, make([]byte, 100), b)
+	b[99] = 7
+	assert.Equal(t, byte(7), *(*byte)(unsafe.Add(g.P, 99)))
+	assert.Panics(t, func() { testprod.NewGuarded(1 << 20) })
+}
+
+func TestSetAddr(t *testing.T) {
+	v := testprod.NewVersioned()
+	defer v.Free()
+	buf := testprod.Bytes(8)
+	defer testprod.FreePtr(buf)
+	testprod.SetAddr(&v.M.DLTensor.Data, uintptr(buf))
+	assert.Equal(t, buf, v.M.DLTensor.Data)
+	p := testprod.Int64s(1)
+	defer testprod.Free(p)
+	testprod.SetInt64sAddr(&v.M.DLTensor.Shape, uintptr(unsafe.Pointer(p)))
+	assert.Same(t, p, v.M.DLTensor.Shape)
+}

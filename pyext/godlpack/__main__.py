@@ -7,13 +7,17 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m godlpack demo")
+        print("usage: python -m godlpack demo | check [--json] MODULE [MODULE...]")
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "demo":
         from .demo import run
 
         return run(rest)
+    if cmd == "check":
+        from .check import main as check_main
+
+        return check_main(rest)
     print(f"godlpack: unknown command {cmd!r}", file=sys.stderr)
     return 2
 

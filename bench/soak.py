@@ -1,0 +1,61 @@
+"""make soak: a million mixed exchanges with NumPy and PyTorch, reporting RSS,
+the Go heap and godlpack's live owners/exports at the start and the end."""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import time
+
+import numpy as np
+import psutil
+import torch
+
+import godlpack
+from godlpack import _godlpack
+
+
+def snapshot() -> dict:
+    gc.collect()
+    owners, exports = _godlpack._live()
+    return dict(rss_mib=psutil.Process(os.getpid()).memory_info().rss / 2**20, owners=owners, exports=exports,
+                **_godlpack._go_stats())
+
+
+def one_round(a: np.ndarray, t: torch.Tensor) -> None:
+    g = godlpack.from_dlpack(a)  # NumPy -> godlpack
+    b = np.from_dlpack(g)  # godlpack -> NumPy
+    x = torch.from_dlpack(g)  # godlpack -> PyTorch
+    h = godlpack.from_dlpack(t)  # PyTorch -> godlpack (exchange API)
+    y = torch.from_dlpack(godlpack.from_dlpack(a[::-1].copy(), copy=True))  # copies
+    z = godlpack.zeros(16, "float32")  # Go-allocated
+    w = np.from_dlpack(z)
+    del g, b, x, h, y, z, w
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-n", type=int, default=1_000_000, help="exchanges (each round does about 8)")
+    args = ap.parse_args()
+    a = np.arange(64, dtype=np.float32)
+    t = torch.arange(64, dtype=torch.float32)
+    rounds = max(args.n // 8, 1)
+    for _ in range(1000):  # warm up allocators before the baseline
+        one_round(a, t)
+    start, t0 = snapshot(), time.perf_counter()
+    for _ in range(rounds):
+        one_round(a, t)
+    end, dt = snapshot(), time.perf_counter() - t0
+    print(f"{rounds * 8:,} exchanges in {dt:.1f} s ({dt / (rounds * 8) * 1e9:.0f} ns each)")
+    for k in start:
+        print(f"  {k:13s} start {start[k]:>14,.1f}   end {end[k]:>14,.1f}")
+    grew = end["rss_mib"] - start["rss_mib"]
+    go_grew = end["heap_objects"] - start["heap_objects"]
+    ok = end["owners"] == start["owners"] and end["exports"] == start["exports"] and grew < 32 and go_grew < 1000
+    print("no leak" if ok else f"LEAK: rss +{grew:.1f} MiB, Go heap +{go_grew} objects, owners/exports "
+          f"{end['owners']}/{end['exports']} (start {start['owners']}/{start['exports']})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,128 @@
+/* godlpack._C_API: the helper function table of include/godlpack/godlpack.h. */
+#include "gdl.h"
+#include "godlpack/godlpack.h"
+
+#define GDL_CAPI_PACKAGE_NAME "godlpack"
+
+static void c_free_managed(DLManagedTensor* m) {
+  if (m != NULL && m->deleter != NULL) m->deleter(m);
+}
+
+static void c_free_managed_versioned(DLManagedTensorVersioned* m) {
+  if (m != NULL && m->deleter != NULL) m->deleter(m);
+}
+
+static int c_is_cpu_accessible(DLDevice d) { return gdl_cpu_accessible(d.device_type); }
+
+static int c_managed_from_object(PyObject* obj, PyObject* stream, DLPackVersion max_version, void** out,
+                                 int* versioned) {
+  if (obj == NULL || out == NULL || versioned == NULL) {
+    PyErr_SetString(PyExc_ValueError, "godlpack C API: NULL argument");
+    return -1;
+  }
+  *out = NULL;
+  int want_versioned = max_version.major >= 1;
+  if (GdlTensor_Check(obj) && (stream == NULL || stream == Py_None)) {
+    /* Our own tensor: a fresh export, no Python call (a stream goes through
+     * __dlpack__, which checks it). */
+    GdlTensor* t = (GdlTensor*)obj;
+    int ro = (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+    if (want_versioned) {
+      *out = gdl_export_versioned(&t->view, ro ? DLPACK_FLAG_BITMASK_READ_ONLY : 0, t->owner);
+    } else if (ro) {
+      PyErr_SetString(PyExc_BufferError, "a read-only tensor cannot be exported as a legacy DLManagedTensor");
+      return -1;
+    } else {
+      *out = gdl_export_legacy(&t->view, t->owner);
+    }
+    if (*out == NULL) {
+      PyErr_NoMemory();
+      return -1;
+    }
+    *versioned = want_versioned;
+    return 0;
+  }
+  PyObject* mv = NULL;
+  if (want_versioned) {
+    mv = Py_BuildValue("(II)", (unsigned)max_version.major, (unsigned)max_version.minor);
+    if (mv == NULL) return -1;
+  }
+  *out = gdl_managed_from_object(obj, stream, mv, NULL, NULL, versioned);
+  Py_XDECREF(mv);
+  return *out == NULL ? -1 : 0;
+}
+
+static int c_device_of(PyObject* obj, DLDevice* out) {
+  if (obj == NULL || out == NULL) {
+    PyErr_SetString(PyExc_ValueError, "godlpack C API: NULL argument");
+    return -1;
+  }
+  if (GdlTensor_Check(obj)) {
+    *out = ((GdlTensor*)obj)->view.device;
+    return 0;
+  }
+  PyObject* d = PyObject_CallMethodNoArgs(obj, GDL.s_dlpack_device);
+  if (d == NULL) return -1;
+  int r = gdl_parse_device(d, out);
+  Py_DECREF(d);
+  return r;
+}
+
+static PyObject* c_capsule_versioned(DLManagedTensorVersioned* m) {
+  if (m == NULL) {
+    PyErr_SetString(PyExc_ValueError, "godlpack C API: NULL managed tensor");
+    return NULL;
+  }
+  return gdl_capsule_versioned(m);
+}
+
+static PyObject* c_capsule_legacy(DLManagedTensor* m) {
+  if (m == NULL) {
+    PyErr_SetString(PyExc_ValueError, "godlpack C API: NULL managed tensor");
+    return NULL;
+  }
+  return gdl_capsule_legacy(m);
+}
+
+static void* c_capsule_take(PyObject* capsule, int* versioned) {
+  if (capsule == NULL || versioned == NULL) {
+    PyErr_SetString(PyExc_ValueError, "godlpack C API: NULL argument");
+    return NULL;
+  }
+  return gdl_capsule_take(capsule, versioned);
+}
+
+static PyObject* c_tensor_from_managed(void* m, int versioned) {
+  if (m == NULL) {
+    PyErr_SetString(PyExc_BufferError, "godlpack C API: NULL managed tensor");
+    return NULL;
+  }
+  return gdl_tensor_from_managed(m, versioned != 0);
+}
+
+static const GodlpackCAPI capi = {
+    .abi_version = GODLPACK_CAPI_ABI_VERSION,
+    .size = sizeof(GodlpackCAPI),
+    .api_version = {DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION},
+    .max_import_major = 1,
+    .free_managed = c_free_managed,
+    .free_managed_versioned = c_free_managed_versioned,
+    .is_cpu_accessible = c_is_cpu_accessible,
+    .managed_from_object = c_managed_from_object,
+    .device_of = c_device_of,
+    .capsule_from_managed_versioned = c_capsule_versioned,
+    .capsule_from_managed = c_capsule_legacy,
+    .capsule_take = c_capsule_take,
+    .tensor_from_managed = c_tensor_from_managed,
+};
+
+PyObject* gdl_capi_capsule(void) {
+  PyObject* cap = PyCapsule_New((void*)&capi, GODLPACK_CAPI_CAPSULE, NULL);
+  if (cap == NULL) return NULL;
+  /* godlpack_import_capi() looks up "godlpack._C_API", the package's
+   * attribute, but this is godlpack._godlpack: the package (being
+   * initialised, it imports us) gets the capsule too. */
+  PyObject* pkg = PyDict_GetItemString(PyImport_GetModuleDict(), GDL_CAPI_PACKAGE_NAME); /* borrowed */
+  if (pkg != NULL && PyObject_SetAttrString(pkg, "_C_API", cap) != 0) Py_CLEAR(cap);
+  return cap;
+}

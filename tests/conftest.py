@@ -1,0 +1,98 @@
+"""Shared fixtures: every test must leave godlpack's live counters as it found them."""
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import time
+
+import pytest
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_PYEXT = os.path.join(os.path.dirname(_HERE), "pyext")
+if _PYEXT not in sys.path:
+    sys.path.insert(0, _PYEXT)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+import godlpack  # noqa: E402
+from godlpack import _godlpack  # noqa: E402
+
+import ctypes_producer  # noqa: E402
+
+
+def live() -> tuple[int, int]:
+    """(live owners, live exported managed tensors)."""
+    return tuple(_godlpack._live())
+
+
+def _within(now: tuple[int, int], baseline: tuple[int, int]) -> bool:
+    return all(n <= b for n, b in zip(now, baseline))
+
+
+def settle(baseline: tuple[int, int], timeout: float = 3.0) -> tuple[int, int]:
+    """Collects garbage until the live counters are back at (or below) baseline
+    (frees done by peers on other threads may lag a little) or timeout passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        now = live()
+        if _within(now, baseline):
+            return now
+        gc.collect()
+        now = live()
+        if _within(now, baseline) or time.monotonic() > deadline:
+            return now
+        time.sleep(0.01)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "call":
+        rep = outcome.get_result()
+        item._call_failed = rep.failed or hasattr(rep, "wasxfail")
+
+
+@pytest.fixture(autouse=True)
+def no_leaks(request):
+    """Fails a test that leaves owners or managed tensors alive, or that made
+    the ctypes producer's deleter see an unknown pointer. Being autouse and
+    first, it is torn down last: the other fixtures' values are gone by then
+    except for the references pytest keeps in item.funcargs, dropped here."""
+    before = live()
+    orphans = ctypes_producer.orphan_calls()
+    yield
+    funcargs = getattr(request.node, "funcargs", None)
+    if funcargs:
+        funcargs.clear()
+    if getattr(request.node, "_call_failed", False):
+        return  # its traceback keeps its tensors alive: the failure says enough
+    after = settle(before)
+    # Below baseline is fine: a module-scoped fixture of some test file may
+    # have been released meanwhile. Above it is a leak.
+    assert _within(after, before), f"godlpack live (owners, exports) went {before} -> {after}"
+    assert ctypes_producer.orphan_calls() == orphans, "a deleter was called with an unknown pointer"
+
+
+@pytest.fixture
+def get_capsule_name():
+    return ctypes_producer.capsule_name
+
+
+def torch_cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def cupy_gpu() -> bool:
+    try:
+        import cupy
+    except ImportError:
+        return False
+    try:
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False

@@ -1,0 +1,321 @@
+"""Tensor.__dlpack__: versions, copy, dl_device, stream, argument checking,
+fresh capsules per call, capsule names before and after consumption."""
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import godlpack
+from conftest import live
+from ctypes_producer import (
+    IS_COPIED,
+    READ_ONLY,
+    DLManagedTensorVersioned,
+    capsule_name,
+    capsule_pointer,
+    read_legacy,
+    read_versioned,
+)
+
+
+@pytest.fixture
+def t():
+    return godlpack.arange(12, dtype="float32")
+
+
+@pytest.fixture
+def t2d():
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    return godlpack.from_dlpack(a), a
+
+
+# --- max_version -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mv", [None, (0, 0), (0, 8), (0, 99)])
+def test_legacy_capsule_for_none_or_major_zero(t, mv):
+    cap = t.__dlpack__() if mv is None else t.__dlpack__(max_version=mv)
+    assert type(cap).__name__ == "PyCapsule"
+    assert capsule_name(cap) == "dltensor"
+    m = read_legacy(cap)
+    assert m.dl_tensor.data == t.data_ptr
+    assert m.dl_tensor.ndim == 1
+    assert m.dl_tensor.shape[0] == 12
+    assert (m.dl_tensor.dtype.code, m.dl_tensor.dtype.bits, m.dl_tensor.dtype.lanes) == (2, 32, 1)
+    assert (m.dl_tensor.device.device_type, m.dl_tensor.device.device_id) == (1, 0)
+
+
+@pytest.mark.parametrize("mv", [(1, 0), (1, 3), (1, 7), (2, 0), (99, 99)])
+def test_versioned_capsule_for_major_one_or_more(t, mv):
+    cap = t.__dlpack__(max_version=mv)
+    assert capsule_name(cap) == "dltensor_versioned"
+    m = read_versioned(cap)
+    assert (m.version.major, m.version.minor) == (1, 3)
+    assert m.flags == 0
+    assert m.deleter is not None
+    assert m.dl_tensor.data == t.data_ptr
+    assert m.dl_tensor.ndim == 1 and m.dl_tensor.shape[0] == 12
+    # DLPack >= 1.2: strides are always filled in.
+    assert bool(m.dl_tensor.strides) and m.dl_tensor.strides[0] == 1
+
+
+def test_versioned_strides_and_byte_offset_of_view(t2d):
+    g, a = t2d
+    v = godlpack.from_dlpack(a[1:, ::2])
+    m = read_versioned(v.__dlpack__(max_version=(1, 3)))
+    assert [m.dl_tensor.shape[i] for i in range(2)] == [2, 2]
+    assert [m.dl_tensor.strides[i] for i in range(2)] == [4, 2]
+    assert m.dl_tensor.data + m.dl_tensor.byte_offset == a[1:, ::2].ctypes.data
+
+
+def test_fresh_capsule_and_managed_tensor_per_call(t):
+    base = live()
+    caps = [t.__dlpack__(max_version=(1, 3)) for _ in range(3)] + [t.__dlpack__() for _ in range(2)]
+    assert len({id(c) for c in caps}) == 5
+    ptrs = {capsule_pointer(c) for c in caps}
+    assert len(ptrs) == 5, "every __dlpack__ call must make a new managed tensor"
+    assert live()[1] == base[1] + 5
+    del caps
+    gc.collect()
+    assert live() == base  # unconsumed capsules' destructors call the deleters
+
+
+# --- flags -------------------------------------------------------------------------------
+
+
+def test_copy_true_new_pointer_and_is_copied(t):
+    cap = t.__dlpack__(max_version=(1, 3), copy=True)
+    m = read_versioned(cap)
+    assert m.flags & IS_COPIED
+    assert not m.flags & READ_ONLY
+    assert m.dl_tensor.data + m.dl_tensor.byte_offset != t.data_ptr
+    out = np.from_dlpack(_Cap(cap))
+    assert out.tolist() == list(range(12))
+
+
+def test_copy_true_of_noncontiguous_is_compact(t2d):
+    g, a = t2d
+    v = godlpack.from_dlpack(a.T)
+    cap = v.__dlpack__(max_version=(1, 3), copy=True)
+    m = read_versioned(cap)
+    assert m.flags & IS_COPIED
+    assert [m.dl_tensor.strides[i] for i in range(2)] == [3, 1]
+    c = godlpack.from_dlpack(cap)
+    assert c.is_copied and c.is_contiguous
+    np.testing.assert_array_equal(np.asarray(c), a.T)
+
+
+def test_copy_true_legacy_is_a_copy(t):
+    cap = t.__dlpack__(copy=True)
+    assert capsule_name(cap) == "dltensor"
+    m = read_legacy(cap)
+    assert m.dl_tensor.data + m.dl_tensor.byte_offset != t.data_ptr
+    c = godlpack.from_dlpack(cap)
+    assert c.tolist() == t.tolist()
+
+
+def test_copy_false_and_none_are_zero_copy(t):
+    for copy in (False, None):
+        m = read_versioned(t.__dlpack__(max_version=(1, 3), copy=copy))
+        assert m.dl_tensor.data + m.dl_tensor.byte_offset == t.data_ptr
+        assert not m.flags & IS_COPIED
+
+
+def test_readonly_flags_and_legacy_refusal():
+    a = np.arange(6, dtype=np.int32)
+    a.flags.writeable = False
+    g = godlpack.from_dlpack(a)
+    assert g.readonly
+    with pytest.raises(BufferError, match="read-only"):
+        g.__dlpack__()
+    with pytest.raises(BufferError, match="read-only"):
+        g.__dlpack__(max_version=(0, 8))
+    m = read_versioned(g.__dlpack__(max_version=(1, 0)))
+    assert m.flags & READ_ONLY
+    assert not m.flags & IS_COPIED
+    # A copy is ours to write: no READ_ONLY, and legacy is then fine.
+    m2 = read_versioned(g.__dlpack__(max_version=(1, 3), copy=True))
+    assert m2.flags == IS_COPIED
+    assert capsule_name(g.__dlpack__(copy=True)) == "dltensor"
+
+
+# --- dl_device and stream ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dev", [(1, 0), None])
+def test_dl_device_cpu_ok(t, dev):
+    cap = t.__dlpack__(max_version=(1, 3), dl_device=dev)
+    m = read_versioned(cap)
+    assert (m.dl_tensor.device.device_type, m.dl_tensor.device.device_id) == (1, 0)
+    assert m.dl_tensor.data == t.data_ptr
+
+
+@pytest.mark.parametrize("dev", [(2, 0), (1, 1), (13, 0), (99, 0), (3, 0)])
+def test_dl_device_other_raises_buffererror(t, dev):
+    base = live()
+    with pytest.raises(BufferError):
+        t.__dlpack__(max_version=(1, 3), dl_device=dev)
+    with pytest.raises(BufferError):
+        t.__dlpack__(dl_device=dev)
+    assert live() == base
+
+
+def test_dl_device_accepts_godlpack_device_and_intenum(t):
+    cap = t.__dlpack__(max_version=(1, 3), dl_device=godlpack.Device(godlpack.DLDeviceType.CPU, 0))
+    assert capsule_name(cap) == "dltensor_versioned"
+
+
+@pytest.mark.parametrize("stream", [None, -1])
+def test_stream_none_or_minus_one_on_cpu(t, stream):
+    cap = t.__dlpack__(stream=stream, max_version=(1, 3))
+    assert read_versioned(cap).dl_tensor.data == t.data_ptr
+
+
+@pytest.mark.parametrize("stream", [0, 1, 2, 7, 2**70, -2])
+def test_stream_other_on_cpu_raises_buffererror(t, stream):
+    with pytest.raises(BufferError, match="stream"):
+        t.__dlpack__(stream=stream)
+    with pytest.raises(BufferError, match="stream"):
+        t.__dlpack__(stream=stream, max_version=(1, 3))
+
+
+# --- argument checking -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"max_version": 1},
+        {"max_version": (1,)},
+        {"max_version": (1, 0, 0)},
+        {"max_version": [1, 0]},
+        {"max_version": ("1", "0")},
+        {"max_version": (1.0, 0)},
+        {"copy": 1},
+        {"copy": "yes"},
+        {"dl_device": "cpu"},
+        {"dl_device": (1,)},
+        {"dl_device": (1.0, 0)},
+        {"stream": "0"},
+        {"stream": 1.5},
+        {"stream": True},
+        {"bogus": 1},
+    ],
+)
+def test_bad_argument_types_raise_typeerror(t, kwargs):
+    base = live()
+    with pytest.raises(TypeError):
+        t.__dlpack__(**kwargs)
+    assert live() == base
+
+
+def test_positional_arguments_raise_typeerror(t):
+    with pytest.raises(TypeError):
+        t.__dlpack__(None)
+    with pytest.raises(TypeError):
+        t.__dlpack__(None, (1, 3))
+
+
+def test_dlpack_device(t):
+    d = t.__dlpack_device__()
+    assert d == (1, 0)
+    assert all(type(x) is int or isinstance(x, int) for x in d)
+
+
+# --- names before and after consumption ----------------------------------------------
+
+
+class _Cap:
+    """Wraps one capsule for consumers that want __dlpack__ (NumPy)."""
+
+    def __init__(self, cap):
+        self.cap = cap
+
+    def __dlpack__(self, **kw):
+        return self.cap
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+@pytest.mark.parametrize("mv,name", [((1, 3), "dltensor_versioned"), (None, "dltensor")])
+def test_capsule_names_before_and_after_godlpack_consumes(t, mv, name):
+    cap = t.__dlpack__(max_version=mv)
+    assert capsule_name(cap) == name
+    g = godlpack.from_dlpack(cap)
+    assert capsule_name(cap) == "used_" + name
+    assert g.data_ptr == t.data_ptr
+    with pytest.raises(BufferError, match="consumed"):
+        godlpack.from_dlpack(cap)
+    assert capsule_name(cap) == "used_" + name
+    assert g.tolist() == t.tolist()
+
+
+def test_capsule_names_after_numpy_and_torch_consume(t):
+    torch = pytest.importorskip("torch")
+    cap = t.__dlpack__(max_version=(1, 3))
+    arr = np.from_dlpack(_Cap(cap))
+    assert capsule_name(cap) == "used_dltensor_versioned"
+    assert arr.ctypes.data == t.data_ptr
+    with pytest.raises(BufferError):
+        godlpack.from_dlpack(cap)
+    cap2 = t.__dlpack__()
+    tt = torch.from_dlpack(cap2)
+    assert capsule_name(cap2) == "used_dltensor"
+    assert tt.data_ptr() == t.data_ptr
+
+
+def test_consumed_capsule_keeps_memory_alive_after_source_dies():
+    g = godlpack.arange(1000, dtype="int64")
+    ptr = g.data_ptr
+    cap = g.__dlpack__(max_version=(1, 3))
+    del g
+    gc.collect()
+    h = godlpack.from_dlpack(cap)
+    del cap
+    gc.collect()
+    assert h.data_ptr == ptr
+    assert h.tolist() == list(range(1000))
+
+
+def test_unconsumed_capsule_frees_on_its_own():
+    base = live()
+    g = godlpack.zeros((4, 4), "float32")
+    caps = [g.__dlpack__(max_version=(1, 3)), g.__dlpack__()]
+    with_g = live()
+    del g
+    gc.collect()
+    assert live() == with_g  # the capsules keep the owner alive
+    del caps
+    gc.collect()
+    assert live() == base
+
+
+def test_deleter_of_export_runs_exactly_once_through_ctypes():
+    import ctypes
+
+    base = live()
+    g = godlpack.full((3,), 2.5, "float64")
+    with_g = live()
+    cap = g.__dlpack__(max_version=(1, 3))
+    m = DLManagedTensorVersioned.from_address(capsule_pointer(cap))
+    deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(m.deleter)
+    # Take ownership as a consumer would: rename, then call the deleter once.
+    set_name = ctypes.pythonapi.PyCapsule_SetName
+    set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    set_name.restype = ctypes.c_int
+    used = ctypes.create_string_buffer(b"used_dltensor_versioned")
+    assert set_name(cap, used) == 0
+    addr = capsule_pointer(cap)
+    assert live()[1] == with_g[1] + 1
+    del cap  # destructor must not call the deleter for a used capsule
+    gc.collect()
+    assert live()[1] == with_g[1] + 1
+    deleter(addr)
+    assert live() == with_g
+    del g
+    gc.collect()
+    assert live() == base
+    _keep = used  # noqa: F841

@@ -1,0 +1,402 @@
+"""godlpack.from_dlpack as a consumer: ownership and the deleter (exactly once),
+protocol negotiation, errors from and about producers, copy and device."""
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import godlpack
+from conftest import live
+from ctypes_producer import IS_COPIED, READ_ONLY, CtypesProducer, capsule_name
+
+
+def _arr(dtype=np.float32):
+    return np.arange(12, dtype=dtype).reshape(3, 4)
+
+
+# --- exactly once for good tensors -----------------------------------------------------
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+def test_deleter_zero_while_alive_one_after(versioned):
+    a = _arr()
+    p = CtypesProducer(a, versioned=versioned)
+    t = godlpack.from_dlpack(p)
+    assert len(p.records) == 1
+    assert p.deleter_calls == 0
+    assert t.data_ptr == a.ctypes.data
+    np.testing.assert_array_equal(np.asarray(t), a)
+    gc.collect()
+    assert p.deleter_calls == 0
+    del t
+    assert p.deleter_calls == 1  # freed by refcount, no gc needed
+    gc.collect()
+    assert p.deleter_calls == 1
+    assert p.records[0].calls == 1
+
+
+def test_deleter_waits_for_every_view_and_reexport():
+    a = _arr()
+    p = CtypesProducer(a)
+    t = godlpack.from_dlpack(p)
+    views = [godlpack.from_dlpack(t), godlpack.Tensor(t)]
+    arr = np.from_dlpack(t)  # NumPy holds a godlpack export
+    cap = t.__dlpack__(max_version=(1, 3))  # an unconsumed capsule too
+    del t
+    gc.collect()
+    assert p.deleter_calls == 0
+    del views
+    gc.collect()
+    assert p.deleter_calls == 0
+    assert arr.ctypes.data == a.ctypes.data
+    np.testing.assert_array_equal(arr, a)
+    del arr
+    gc.collect()
+    assert p.deleter_calls == 0
+    del cap
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+def test_versioned_flags_are_read():
+    p = CtypesProducer(_arr(), flags=READ_ONLY)
+    t = godlpack.from_dlpack(p)
+    assert t.readonly and not t.is_copied
+    with pytest.raises(TypeError):
+        memoryview(t)[0, 0] = 1.0
+    del t
+    p2 = CtypesProducer(_arr(), flags=IS_COPIED)
+    t2 = godlpack.from_dlpack(p2)
+    assert t2.is_copied and not t2.readonly
+    del t2
+    assert p.deleter_calls == 1 and p2.deleter_calls == 1
+
+
+def test_legacy_import_is_writable_and_not_copied():
+    t = godlpack.from_dlpack(CtypesProducer(_arr(), versioned=False))
+    assert not t.readonly and not t.is_copied
+    assert not memoryview(t).readonly
+
+
+# --- protocol negotiation -----------------------------------------------------------------
+
+
+def test_asks_for_max_version_1_3():
+    p = CtypesProducer(_arr())
+    t = godlpack.from_dlpack(p)
+    assert p.calls == [{"max_version": (1, 3)}]
+    assert type(p.records[0].managed).__name__ == "DLManagedTensorVersioned"
+    del t
+    assert p.deleter_calls == 1
+
+
+def test_legacy_producer_fallback():
+    a = _arr()
+    p = CtypesProducer(a, legacy_signature=True, versioned=False)
+    t = godlpack.from_dlpack(p)
+    assert p.calls == [{}], "must retry without max_version after TypeError"
+    assert t.data_ptr == a.ctypes.data
+    np.testing.assert_array_equal(np.asarray(t), a)
+    assert p.deleter_calls == 0
+    del t
+    assert p.deleter_calls == 1
+
+
+def test_legacy_producer_fallback_with_copy_and_device():
+    a = _arr()
+    p = CtypesProducer(a, legacy_signature=True, versioned=False)
+    t = godlpack.from_dlpack(p, copy=True, device=(1, 0))
+    assert p.calls == [{}]
+    # The legacy producer could not copy: godlpack did, and released the original.
+    assert p.deleter_calls == 1
+    assert t.is_copied and t.data_ptr != a.ctypes.data
+    np.testing.assert_array_equal(np.asarray(t), a)
+
+
+def test_producer_returning_legacy_despite_max_version():
+    a = _arr()
+    p = CtypesProducer(a, versioned=False)  # like JAX: always "dltensor"
+    t = godlpack.from_dlpack(p)
+    assert p.calls == [{"max_version": (1, 3)}]
+    assert t.data_ptr == a.ctypes.data and not t.readonly
+    del t
+    assert p.deleter_calls == 1
+
+
+def test_copy_and_device_are_forwarded():
+    p = CtypesProducer(_arr())
+    t = godlpack.from_dlpack(p, copy=False, device=(1, 0))
+    assert p.calls == [{"max_version": (1, 3), "dl_device": (1, 0), "copy": False}]
+    assert t.data_ptr == p.array.ctypes.data
+    del t
+    assert p.deleter_calls == 1
+
+
+# --- errors from and about producers --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "exc", [ValueError("producer says no"), BufferError("cannot export"), RuntimeError("boom"), AttributeError("inner")]
+)
+def test_producer_exception_propagates(exc):
+    p = CtypesProducer(_arr(), raises=exc)
+    with pytest.raises(type(exc), match=str(exc)):
+        godlpack.from_dlpack(p)
+    assert p.records == []
+
+
+def test_producer_typeerror_propagates_after_legacy_retry():
+    p = CtypesProducer(_arr(), raises=TypeError("bad producer"))
+    with pytest.raises(TypeError, match="bad producer"):
+        godlpack.from_dlpack(p)
+    assert len(p.calls) == 2 and p.calls[1] == {}
+
+
+@pytest.mark.parametrize("value", [None, 42, b"dltensor", "dltensor", (1, 2), np.zeros(3)])
+def test_producer_returning_non_capsule_is_buffererror(value):
+    p = CtypesProducer(_arr(), returns=value)
+    with pytest.raises(BufferError, match="PyCapsule"):
+        godlpack.from_dlpack(p)
+
+
+@pytest.mark.parametrize("name", [b"not_a_tensor", b"DLTENSOR", b"dltensor_versioned_x", b""])
+def test_capsule_with_wrong_name_is_buffererror_and_not_deleted(name):
+    p = CtypesProducer(_arr(), name=name)
+    with pytest.raises(BufferError, match="not a DLPack"):
+        godlpack.from_dlpack(p)
+    assert len(p.records) == 1
+    gc.collect()
+    assert p.deleter_calls == 0, "a foreign capsule's tensor is not ours to delete"
+    cap = p.capsule()
+    with pytest.raises(BufferError):
+        godlpack.from_dlpack(cap)
+    assert capsule_name(cap) == name.decode(), "a refused capsule must not be renamed"
+    del cap
+    gc.collect()
+    assert p.deleter_calls == 0
+
+
+def test_capsule_named_used_is_refused():
+    p = CtypesProducer(_arr(), name=b"used_dltensor_versioned")
+    with pytest.raises(BufferError, match="consumed"):
+        godlpack.from_dlpack(p)
+    assert p.deleter_calls == 0
+
+
+@pytest.mark.parametrize("obj", [1, 2.5, [1, 2], (1,), "abc", None, object(), b"x", {"a": 1}])
+def test_objects_without_dlpack_are_typeerror(obj):
+    with pytest.raises(TypeError, match="DLPack"):
+        godlpack.from_dlpack(obj)
+    with pytest.raises(TypeError):
+        godlpack.Tensor(obj)
+
+
+def test_non_dlpack_capsule_is_buffererror():
+    import datetime
+
+    cap = datetime.datetime_CAPI  # a PyCapsule named "datetime.datetime_CAPI"
+    with pytest.raises(BufferError, match="datetime"):
+        godlpack.from_dlpack(cap)
+    assert capsule_name(cap) == "datetime.datetime_CAPI"
+
+
+# --- raw capsules ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+def test_raw_capsule_from_ctypes_producer(versioned):
+    a = _arr()
+    p = CtypesProducer(a)
+    cap = p.capsule(versioned)
+    t = godlpack.from_dlpack(cap)
+    assert capsule_name(cap) == ("used_dltensor_versioned" if versioned else "used_dltensor")
+    assert t.data_ptr == a.ctypes.data
+    del cap
+    gc.collect()
+    assert p.deleter_calls == 0
+    del t
+    assert p.deleter_calls == 1
+
+
+def test_raw_capsule_from_numpy_and_godlpack():
+    a = _arr(np.int64)
+    cap = a.__dlpack__(max_version=(1, 3))
+    t = godlpack.from_dlpack(cap)
+    assert capsule_name(cap) == "used_dltensor_versioned"
+    assert t.data_ptr == a.ctypes.data and t.dtype == "int64"
+    u = godlpack.from_dlpack(t.__dlpack__())
+    assert u.data_ptr == a.ctypes.data
+    with pytest.raises(BufferError):
+        godlpack.from_dlpack(cap)
+
+
+# --- copy and device ------------------------------------------------------------------
+
+
+def test_copy_true_gives_new_memory_and_releases_producer():
+    a = _arr()
+    p = CtypesProducer(a)
+    t = godlpack.from_dlpack(p, copy=True)
+    assert t.is_copied
+    assert t.data_ptr != a.ctypes.data
+    assert t.data_ptr % 64 == 0
+    assert p.deleter_calls == 1, "the producer's tensor is released once the copy is made"
+    a[0, 0] = 100
+    assert t.tolist()[0][0] == 0.0
+
+
+def test_copy_false_with_copying_producer_is_buffererror():
+    p = CtypesProducer(_arr(), flags=IS_COPIED)
+    with pytest.raises(BufferError, match="copy"):
+        godlpack.from_dlpack(p, copy=False)
+    assert p.deleter_calls == 1
+
+
+def test_copy_true_with_copying_producer_does_not_copy_twice():
+    a = _arr()
+    p = CtypesProducer(a, flags=IS_COPIED)
+    t = godlpack.from_dlpack(p, copy=True)
+    assert t.data_ptr == a.ctypes.data and t.is_copied
+    assert p.deleter_calls == 0
+    del t
+    assert p.deleter_calls == 1
+
+
+def test_copy_of_numpy_and_godlpack_tensors():
+    a = _arr(np.float64)
+    t = godlpack.from_dlpack(a, copy=True)
+    assert t.is_copied and t.data_ptr != a.ctypes.data
+    np.testing.assert_array_equal(np.asarray(t), a)
+    u = godlpack.from_dlpack(t, copy=True)
+    assert u.is_copied and u.data_ptr != t.data_ptr
+    v = godlpack.from_dlpack(t, copy=False)
+    assert v.data_ptr == t.data_ptr
+    w = godlpack.from_dlpack(a, copy=False)
+    assert w.data_ptr == a.ctypes.data and not w.is_copied
+
+
+def test_copy_of_noncontiguous_is_compact():
+    a = np.arange(24, dtype=np.int16).reshape(4, 6)[::-2, 1::2]
+    t = godlpack.from_dlpack(a, copy=True)
+    assert t.is_contiguous and t.strides == (3, 1)
+    assert t.tolist() == a.tolist()
+    assert np.from_dlpack(t).tolist() == a.tolist()
+
+
+@pytest.mark.parametrize("device", [(1, 0), godlpack.Device(1, 0)])
+def test_device_cpu_works(device):
+    a = _arr()
+    t = godlpack.from_dlpack(a, device=device)
+    assert t.device == (1, 0) and t.data_ptr == a.ctypes.data
+    u = godlpack.from_dlpack(t, device=device)
+    assert u.data_ptr == a.ctypes.data
+
+
+@pytest.mark.parametrize("device", [(2, 0), (1, 1), (10, 0)])
+def test_device_other_on_cpu_array_is_buffererror(device):
+    a = _arr()
+    with pytest.raises(BufferError):
+        godlpack.from_dlpack(a, device=device)
+    t = godlpack.from_dlpack(a)
+    with pytest.raises(BufferError):
+        godlpack.from_dlpack(t, device=device)
+    p = CtypesProducer(a)  # ignores dl_device: godlpack checks the result
+    with pytest.raises(BufferError, match="device"):
+        godlpack.from_dlpack(p, device=device)
+    assert p.deleter_calls == 1
+
+
+@pytest.mark.parametrize("kwargs", [{"copy": 1}, {"copy": "no"}, {"device": "cpu"}, {"device": (1,)}, {"stream": None}])
+def test_bad_keyword_arguments_are_typeerror(kwargs):
+    with pytest.raises(TypeError):
+        godlpack.from_dlpack(_arr(), **kwargs)
+
+
+def test_positional_arguments_checked():
+    with pytest.raises(TypeError):
+        godlpack.from_dlpack()
+    with pytest.raises(TypeError):
+        godlpack.from_dlpack(_arr(), None)
+    with pytest.raises(TypeError):
+        godlpack.Tensor()
+
+
+def test_tensor_constructor_is_from_dlpack():
+    a = _arr()
+    p = CtypesProducer(a)
+    t = godlpack.Tensor(p)
+    assert isinstance(t, godlpack.Tensor)
+    assert t.data_ptr == a.ctypes.data and t.shape == (3, 4) and t.dtype == "float32"
+    assert godlpack.Tensor(obj=a).data_ptr == a.ctypes.data
+    assert p.deleter_calls == 0
+    del t
+    assert p.deleter_calls == 1
+
+
+# --- non-CPU devices (no GPU needed: the memory is never touched) -------------------------
+
+
+def test_fake_cuda_tensor_is_imported_but_never_dereferenced():
+    fake = 0x10000  # a device address: godlpack must not read it
+    p = CtypesProducer(_arr(), device=(2, 1), data=fake)
+    t = godlpack.from_dlpack(p)
+    assert t.device == (2, 1) and str(t.device) == "cuda:1"
+    assert t.data_ptr == fake
+    assert t.__dlpack_device__() == (2, 1)
+    with pytest.raises(BufferError):
+        t.tolist()
+    with pytest.raises(BufferError):
+        memoryview(t)
+    with pytest.raises(BufferError):
+        t.copy()
+    with pytest.raises(BufferError):
+        t.__dlpack__(max_version=(1, 3), copy=True)
+    with pytest.raises(BufferError):
+        t.__dlpack__(max_version=(1, 3), dl_device=(1, 0))
+    with pytest.raises(BufferError, match="stream=0"):
+        t.__dlpack__(max_version=(1, 3), stream=0)
+    with pytest.raises(BufferError):
+        godlpack.from_dlpack(t, device=(1, 0))
+    with pytest.raises((BufferError, RuntimeError, ValueError)):
+        np.from_dlpack(t)
+    # Re-export on its own device, with a CUDA stream: zero-copy.
+    cap = t.__dlpack__(max_version=(1, 3), stream=1, dl_device=(2, 1))
+    u = godlpack.from_dlpack(cap)
+    assert u.device == (2, 1) and u.data_ptr == fake
+    del t, u, cap
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+def test_cuda_host_memory_is_cpu_accessible():
+    a = _arr()
+    p = CtypesProducer(a, device=(3, 0))
+    t = godlpack.from_dlpack(p)
+    assert t.device == (3, 0) and str(t.device) == "cuda_host:0"
+    assert t.tolist() == a.tolist()
+    cap = t.__dlpack__(max_version=(1, 3), dl_device=(1, 0))
+    u = godlpack.from_dlpack(cap)
+    assert u.device == (1, 0) and u.data_ptr == a.ctypes.data
+    v = godlpack.from_dlpack(t, device=(1, 0))
+    assert v.device == (1, 0) and v.data_ptr == a.ctypes.data
+    del t, u, v, cap
+    assert p.deleter_calls == 1
+    p2 = CtypesProducer(a, device=(13, 0))
+    w = godlpack.from_dlpack(p2, device=(1, 0))
+    assert w.device == (1, 0) and w.data_ptr == a.ctypes.data
+    del w
+    assert p2.deleter_calls == 1
+
+
+def test_live_counters_count_foreign_owners():
+    base = live()
+    p = CtypesProducer(_arr())
+    t = godlpack.from_dlpack(p)
+    assert live()[0] == base[0] + 1
+    cap = t.__dlpack__(max_version=(1, 3))
+    assert live()[1] == base[1] + 1
+    del t, cap
+    gc.collect()
+    assert live() == base

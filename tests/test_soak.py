@@ -1,0 +1,18 @@
+"""The short version of `make soak`: mixed exchanges with NumPy and PyTorch
+must leave no live owners or exports behind and grow neither RSS nor the Go
+heap beyond a small bound (bench/soak.py asserts and prints the figures)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_short_soak_has_bounded_growth():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "soak.py"), "-n", "80000"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no leak" in r.stdout
+    assert "80,000 exchanges" in r.stdout
