@@ -291,6 +291,8 @@ def run_loop(key: str, size: tuple[str, int], seconds: float) -> None:
     ctx = make_context(size[1])
     timer = make_timer(BY_KEY[key].stmt, ctx)
     number = calibrate(timer, 0.05)
+    # Printed once warm, so a profiler can attach now: perf record -p PID.
+    print(f"looping {key} at {size[0]} for {seconds:g} s in pid {os.getpid()}", flush=True)
     end = time.perf_counter() + seconds
     calls = 0
     while time.perf_counter() < end:

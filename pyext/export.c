@@ -75,9 +75,11 @@ static int wants_versioned(PyObject* mv) {
   return overflow > 0 || major >= 1;
 }
 
-/* Checks the stream argument for our device (CPU-only until CUDA support is
- * loaded): None or -1 (no synchronisation) are the only valid CPU values. */
-static int check_stream(PyObject* stream, DLDevice dev) {
+/* Reads the stream argument for a consumer on device dev (array API rules):
+ * on CPU only None (and -1, "no sync") make sense; on GPUs None means the
+ * legacy default stream (1), 0 is ambiguous and refused. */
+static int parse_stream(PyObject* stream, DLDevice dev, intptr_t* out) {
+  *out = 1;
   if (stream == Py_None) return 0;
   if (!PyLong_Check(stream) || PyBool_Check(stream)) {
     PyErr_Format(PyExc_TypeError, "stream must be None or an int, got %.200s", Py_TYPE(stream)->tp_name);
@@ -86,16 +88,49 @@ static int check_stream(PyObject* stream, DLDevice dev) {
   int overflow;
   long long s = PyLong_AsLongLongAndOverflow(stream, &overflow);
   if (s == -1 && PyErr_Occurred()) return -1;
-  if (dev.device_type == kDLCPU) {
-    if (s == -1 && !overflow) return 0;
-    PyErr_Format(PyExc_BufferError, "stream=%R is invalid for a CPU tensor: use None or -1", stream);
+  if (overflow || s < -1) {
+    PyErr_Format(PyExc_BufferError, "stream=%R is not a valid stream", stream);
     return -1;
   }
-  if (s == 0 && !overflow) {
+  if (!gdl_cuda_stream_device(dev.device_type)) {
+    if (s == -1) {
+      *out = -1;
+      return 0;
+    }
+    PyErr_Format(PyExc_BufferError, "stream=%R is invalid for a tensor on device type %d: use None or -1", stream,
+                 (int)dev.device_type);
+    return -1;
+  }
+  if (s == 0) {
     PyErr_SetString(PyExc_BufferError, "stream=0 is ambiguous and disallowed by the array API; use 1 or 2");
     return -1;
   }
+  *out = (intptr_t)s;
   return 0;
+}
+
+static PyObject* capsule_for(GdlTensor* t, const DLTensor* view, int versioned, uint64_t flags) {
+  if (versioned) {
+    DLManagedTensorVersioned* m = gdl_export_versioned(view, flags, t->owner);
+    return m ? gdl_capsule_versioned(m) : PyErr_NoMemory();
+  }
+  if (flags & DLPACK_FLAG_BITMASK_READ_ONLY) {
+    PyErr_SetString(PyExc_BufferError,
+                    "a read-only tensor cannot be exported as a legacy (unversioned) DLPack capsule; "
+                    "ask for max_version=(1, 0) or copy=True");
+    return NULL;
+  }
+  DLManagedTensor* m = gdl_export_legacy(view, t->owner);
+  return m ? gdl_capsule_legacy(m) : PyErr_NoMemory();
+}
+
+/* Exports a fresh copy (made by the caller) and drops the caller's reference. */
+static PyObject* export_copy(PyObject* copy, int versioned) {
+  if (copy == NULL) return NULL;
+  GdlTensor* c = (GdlTensor*)copy;
+  PyObject* cap = capsule_for(c, &c->view, versioned, versioned ? DLPACK_FLAG_BITMASK_IS_COPIED : 0);
+  Py_DECREF(copy);
+  return cap;
 }
 
 PyObject* gdl_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -108,55 +143,36 @@ PyObject* gdl_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, PyO
     PyErr_Format(PyExc_TypeError, "copy must be None, True or False, got %.200s", Py_TYPE(a.copy)->tp_name);
     return NULL;
   }
-  int copy = a.copy == Py_True;
-  DLDevice dev = self->view.device;
-  if (a.dl_device != Py_None) {
-    DLDevice want;
-    if (gdl_parse_device(a.dl_device, &want) != 0) return NULL;
-    if (want.device_type != dev.device_type || want.device_id != dev.device_id) {
-      /* Host-visible memory can be handed to a CPU consumer as is. */
-      int host_ok = want.device_type == kDLCPU && want.device_id == 0 && gdl_cpu_accessible(dev.device_type);
-      if (!host_ok) {
-        PyErr_Format(PyExc_BufferError, "cannot export a tensor on device (%d, %d) to device (%d, %d)",
-                     (int)dev.device_type, (int)dev.device_id, (int)want.device_type, (int)want.device_id);
-        return NULL;
-      }
-      dev = want;
-    }
-  }
-  if (check_stream(a.stream, self->view.device) != 0) return NULL;
+  DLDevice dev = self->view.device, want = dev;
+  if (a.dl_device != Py_None && gdl_parse_device(a.dl_device, &want) != 0) return NULL;
+  intptr_t stream;
+  if (parse_stream(a.stream, want, &stream) != 0) return NULL;
 
-  if (copy) {
-    PyObject* c = gdl_tensor_copy(self, 0);
-    if (c == NULL) return NULL;
-    GdlTensor* ct = (GdlTensor*)c;
-    PyObject* cap = NULL;
-    if (versioned) {
-      DLManagedTensorVersioned* m = gdl_export_versioned(&ct->view, DLPACK_FLAG_BITMASK_IS_COPIED, ct->owner);
-      cap = m ? gdl_capsule_versioned(m) : PyErr_NoMemory();
-    } else {
-      DLManagedTensor* m = gdl_export_legacy(&ct->view, ct->owner);
-      cap = m ? gdl_capsule_legacy(m) : PyErr_NoMemory();
+  int same = want.device_type == dev.device_type && want.device_id == dev.device_id;
+  /* Host-visible memory can be handed to a CPU consumer as it is. */
+  int relabel = !same && want.device_type == kDLCPU && want.device_id == 0 && gdl_cpu_accessible(dev.device_type);
+  if (!same && !relabel) {
+    int movable = (want.device_type == kDLCPU && gdl_cuda_stream_device(dev.device_type)) ||
+                  (gdl_cuda_stream_device(want.device_type) && gdl_cpu_accessible(dev.device_type));
+    if (!movable || a.copy == Py_False) {
+      PyErr_Format(PyExc_BufferError, "cannot export a tensor on device (%d, %d) to device (%d, %d)%s",
+                   (int)dev.device_type, (int)dev.device_id, (int)want.device_type, (int)want.device_id,
+                   movable ? " without a copy (copy=False)" : "");
+      return NULL;
     }
-    Py_DECREF(c);
-    return cap;
+    PyObject* c = gdl_cuda_copy(self, want, self->stream);
+    if (c != NULL && gdl_stream_sync(want, 1, stream) != 0) Py_CLEAR(c); /* the copy ran on the legacy stream */
+    return export_copy(c, versioned);
   }
-  int readonly = (self->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  if (gdl_stream_sync(dev, self->stream, stream) != 0) return NULL;
+  if (a.copy == Py_True) {
+    return export_copy(gdl_cpu_accessible(dev.device_type) ? gdl_tensor_copy(self, 0)
+                                                             : gdl_cuda_copy(self, dev, self->stream),
+                       versioned);
+  }
   DLTensor view = self->view;
-  view.device = dev;
-  if (versioned) {
-    DLManagedTensorVersioned* m =
-        gdl_export_versioned(&view, readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0, self->owner);
-    return m ? gdl_capsule_versioned(m) : PyErr_NoMemory();
-  }
-  if (readonly) {
-    PyErr_SetString(PyExc_BufferError,
-                    "a read-only tensor cannot be exported as a legacy (unversioned) DLPack capsule; "
-                    "ask for max_version=(1, 0) or copy=True");
-    return NULL;
-  }
-  DLManagedTensor* m = gdl_export_legacy(&view, self->owner);
-  return m ? gdl_capsule_legacy(m) : PyErr_NoMemory();
+  view.device = want;
+  return capsule_for(self, &view, versioned, self->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
 }
 
 PyObject* gdl_dlpack_device(PyObject* self, PyObject* unused) {

@@ -21,6 +21,7 @@ typedef struct {
   int64_t* dims;     /* 2*ndim: shape then strides (elements) */
   Py_ssize_t* bufdims; /* buffer protocol: shape then byte strides, lazily */
   PyObject* weakrefs;
+  intptr_t stream;   /* GPU: the stream the data is ready on (1 = legacy default) */
   int64_t inline_dims[2 * GDL_INLINE_DIMS];
 } GdlTensor;
 
@@ -52,6 +53,13 @@ int gdl_fork_init(void);
 int gdl_go_ready(void);
 int gdl_dtype_names_init(void);
 PyObject* gdl_dtype_name(DLDataType dt); /* new ref */
+
+/* cuda.c: the CUDA driver, dlopen-ed on first use. Streams use the array API
+ * numbering: 1 legacy default, 2 per-thread default, -1 no sync, else a handle. */
+int gdl_cuda_stream_device(int32_t device_type); /* device types with streams */
+int gdl_stream_sync(DLDevice dev, intptr_t from, intptr_t to); /* 0, or -1 + BufferError */
+PyObject* gdl_cuda_copy(GdlTensor* t, DLDevice to, intptr_t stream); /* IS_COPIED copy */
+PyObject* gdl_cuda_status(PyObject* mod, PyObject* unused);
 
 /* Device helpers. */
 int gdl_parse_device(PyObject* obj, DLDevice* out); /* (type, id); -1 + TypeError */

@@ -77,13 +77,44 @@ void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_ver
   return managed;
 }
 
+/* from_dlpack(..., stream=S): S is the stream the caller will use the data
+ * on. It is passed to producers on devices with streams (after asking
+ * __dlpack_device__, as the array API prescribes) and left out for CPU ones. */
+static int stream_for_producer(PyObject* obj, PyObject* stream, PyObject** arg, intptr_t* id) {
+  if (!PyLong_Check(stream) || PyBool_Check(stream)) {
+    PyErr_Format(PyExc_TypeError, "stream must be None or an int, got %.200s", Py_TYPE(stream)->tp_name);
+    return -1;
+  }
+  long long s = PyLong_AsLongLong(stream);
+  if (s == -1 && PyErr_Occurred()) return -1;
+  if (s == 0 || s < -1) {
+    PyErr_SetString(PyExc_ValueError, "stream=0 (or below -1) is disallowed by the array API; use 1, 2 or -1");
+    return -1;
+  }
+  DLDevice dev = {kDLCPU, 0};
+  if (GdlTensor_Check(obj)) {
+    dev = ((GdlTensor*)obj)->view.device;
+  } else if (!PyCapsule_CheckExact(obj)) {
+    PyObject* d = PyObject_CallMethodNoArgs(obj, GDL.s_dlpack_device);
+    if (d == NULL) return -1;
+    int r = gdl_parse_device(d, &dev);
+    Py_DECREF(d);
+    if (r != 0) return -1;
+  }
+  if (gdl_cuda_stream_device(dev.device_type)) {
+    *arg = stream;
+    *id = (intptr_t)s;
+  }
+  return 0;
+}
+
 static int same_device(DLDevice a, DLDevice b) {
   return a.device_type == b.device_type && a.device_id == b.device_id;
 }
 
 PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   (void)mod;
-  PyObject *device = Py_None, *copy = Py_None;
+  PyObject *device = Py_None, *copy = Py_None, *stream = Py_None;
   if (nargs != 1) {
     PyErr_Format(PyExc_TypeError, "from_dlpack() takes exactly one positional argument (%zd given)", nargs);
     return NULL;
@@ -96,6 +127,8 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
       device = args[1 + i];
     } else if (PyUnicode_Compare(k, GDL.s_copy) == 0) {
       copy = args[1 + i];
+    } else if (PyUnicode_Compare(k, GDL.s_stream) == 0) {
+      stream = args[1 + i];
     } else {
       PyErr_Format(PyExc_TypeError, "from_dlpack() got an unexpected keyword argument '%U'", k);
       return NULL;
@@ -107,6 +140,11 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
   }
   DLDevice want = {kDLCPU, 0};
   if (device != Py_None && gdl_parse_device(device, &want) != 0) return NULL;
+  intptr_t stream_id = 1; /* what the producer synchronises to: legacy default */
+  PyObject* stream_arg = NULL;
+  if (stream != Py_None) {
+    if (stream_for_producer(obj, stream, &stream_arg, &stream_id) != 0) return NULL;
+  }
 
   PyObject* result;
   if (GdlTensor_Check(obj)) {
@@ -117,27 +155,33 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
       PyErr_SetString(PyExc_BufferError, "godlpack cannot move a tensor between devices");
       return NULL;
     }
-    if (copy == Py_True) return gdl_tensor_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);
+    if (copy == Py_True) {
+      return gdl_cpu_accessible(t->view.device.device_type) ? gdl_tensor_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED)
+                                                            : gdl_cuda_copy(t, t->view.device, t->stream);
+    }
+    if (stream_arg != NULL && gdl_stream_sync(t->view.device, t->stream, stream_id) != 0) return NULL;
     gdl_owner_incref(t->owner);
     result = gdl_tensor_new(t->owner, &t->view, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
+    if (result) ((GdlTensor*)result)->stream = stream_arg ? stream_id : t->stream;
     if (result && device != Py_None) ((GdlTensor*)result)->view.device = want;
     return result;
   }
   int versioned = 1;
   void* managed = NULL;
-  if (device == Py_None && copy == Py_None) {
+  if (device == Py_None && copy == Py_None && stream_arg == NULL) {
     /* The producer's C exchange API (PyTorch), when its type has one. */
     int r = gdl_exchange_managed_from_object(obj, (DLManagedTensorVersioned**)&managed);
     if (r < 0) return NULL;
   }
   if (managed == NULL) {
-    managed = gdl_managed_from_object(obj, NULL, GDL.max_version, device == Py_None ? NULL : device,
+    managed = gdl_managed_from_object(obj, stream_arg, GDL.max_version, device == Py_None ? NULL : device,
                                       copy == Py_None ? NULL : copy, &versioned);
     if (managed == NULL) return NULL;
   }
   result = gdl_tensor_from_managed(managed, versioned);
   if (result == NULL) return NULL;
   GdlTensor* t = (GdlTensor*)result;
+  t->stream = stream_id;
   if (device != Py_None && !same_device(want, t->view.device)) {
     if (want.device_type == kDLCPU && want.device_id == 0 && gdl_cpu_accessible(t->view.device.device_type)) {
       t->view.device = want;

@@ -123,6 +123,8 @@ static PyMethodDef module_methods[] = {
      "Import obj (an object with __dlpack__ or a DLPack PyCapsule) as a godlpack.Tensor, zero-copy."},
     {"_create", mod_create, METH_VARARGS, "Allocate a Go-created tensor (internal)."},
     {"_live", mod_live, METH_NOARGS, "(live owners, live exported managed tensors), for leak checks."},
+    {"cuda_status", gdl_cuda_status, METH_NOARGS,
+     "cuda_status() -> (available, reason): whether the CUDA driver could be loaded, and why not."},
     {"_go_stats", mod_go_stats, METH_NOARGS, "Live Go heap after a collection: bytes, objects, GC cycles."},
     {"is_cpu_accessible", mod_is_cpu_accessible, METH_O,
      "is_cpu_accessible(device_type | (device_type, device_id)) -> bool"},

@@ -14,6 +14,7 @@ PyObject* gdl_tensor_new(gdl_owner* owner, const DLTensor* view, uint64_t flags)
   t->flags = flags;
   t->bufdims = NULL;
   t->weakrefs = NULL;
+  t->stream = 1;
   t->dims = n <= GDL_INLINE_DIMS ? t->inline_dims : PyMem_Malloc(2 * (size_t)n * sizeof(int64_t));
   if (t->dims == NULL) {
     t->view.ndim = 0;

@@ -1,0 +1,224 @@
+/* CUDA through the driver library, loaded with dlopen on first use, so the
+ * module builds and imports anywhere and only GPU work needs a GPU: stream
+ * synchronisation for exports (event record + stream wait) and copies
+ * between host and device memory. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "gdl.h"
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void* CUcontext;
+typedef void* CUstream;
+typedef void* CUevent;
+typedef unsigned long long CUdeviceptr;
+#define CU_EVENT_DISABLE_TIMING 0x2
+
+static struct {
+  int ok;
+  char err[300];
+  CUresult (*Init)(unsigned);
+  CUresult (*DeviceGet)(CUdevice*, int);
+  CUresult (*PrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*CtxPush)(CUcontext);
+  CUresult (*CtxPop)(CUcontext*);
+  CUresult (*EventCreate)(CUevent*, unsigned);
+  CUresult (*EventRecord)(CUevent, CUstream);
+  CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*EventDestroy)(CUevent);
+  CUresult (*MemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*MemFree)(CUdeviceptr);
+  CUresult (*MemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*MemcpyHtoD)(CUdeviceptr, const void*, size_t);
+  CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*StreamSynchronize)(CUstream);
+  CUresult (*GetErrorString)(CUresult, const char**);
+} cu;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void load(void) {
+  const char* path = getenv("GODLPACK_LIBCUDA"); /* override, e.g. for tests */
+  if (path == NULL || *path == 0) path = "libcuda.so.1";
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) {
+    snprintf(cu.err, sizeof cu.err, "the CUDA driver library could not be loaded (%s)", dlerror());
+    return;
+  }
+  struct {
+    void** slot;
+    const char* name;
+  } syms[] = {
+      {(void**)&cu.Init, "cuInit"},
+      {(void**)&cu.DeviceGet, "cuDeviceGet"},
+      {(void**)&cu.PrimaryCtxRetain, "cuDevicePrimaryCtxRetain"},
+      {(void**)&cu.CtxPush, "cuCtxPushCurrent_v2"},
+      {(void**)&cu.CtxPop, "cuCtxPopCurrent_v2"},
+      {(void**)&cu.EventCreate, "cuEventCreate"},
+      {(void**)&cu.EventRecord, "cuEventRecord"},
+      {(void**)&cu.StreamWaitEvent, "cuStreamWaitEvent"},
+      {(void**)&cu.EventDestroy, "cuEventDestroy_v2"},
+      {(void**)&cu.MemAlloc, "cuMemAlloc_v2"},
+      {(void**)&cu.MemFree, "cuMemFree_v2"},
+      {(void**)&cu.MemcpyDtoH, "cuMemcpyDtoH_v2"},
+      {(void**)&cu.MemcpyHtoD, "cuMemcpyHtoD_v2"},
+      {(void**)&cu.MemcpyDtoD, "cuMemcpyDtoD_v2"},
+      {(void**)&cu.StreamSynchronize, "cuStreamSynchronize"},
+      {(void**)&cu.GetErrorString, "cuGetErrorString"},
+  };
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+    *syms[i].slot = dlsym(lib, syms[i].name);
+    if (*syms[i].slot == NULL) {
+      snprintf(cu.err, sizeof cu.err, "the CUDA driver library lacks %s", syms[i].name);
+      return;
+    }
+  }
+  CUresult r = cu.Init(0);
+  if (r != 0) {
+    snprintf(cu.err, sizeof cu.err, "cuInit failed with CUDA error %d (no usable GPU?)", r);
+    return;
+  }
+  cu.ok = 1;
+}
+
+/* Sets BufferError for a failed driver call. */
+static int fail(const char* what, CUresult r) {
+  const char* s = NULL;
+  if (cu.GetErrorString) cu.GetErrorString(r, &s);
+  PyErr_Format(PyExc_BufferError, "godlpack: CUDA %s failed: %s (error %d)", what, s ? s : "unknown", r);
+  return -1;
+}
+
+static int ready(void) {
+  pthread_once(&load_once, load);
+  if (cu.ok) return 0;
+  PyErr_Format(PyExc_BufferError, "godlpack needs the CUDA driver for this: %s", cu.err);
+  return -1;
+}
+
+PyObject* gdl_cuda_status(PyObject* mod, PyObject* unused) {
+  pthread_once(&load_once, load);
+  return Py_BuildValue("(Os)", cu.ok ? Py_True : Py_False, cu.ok ? "" : cu.err);
+}
+
+/* Makes the device's primary context current (it is retained for good). */
+static int enter(int32_t device_id) {
+  CUdevice dev;
+  CUcontext ctx;
+  CUresult r = cu.DeviceGet(&dev, device_id);
+  if (r == 0) r = cu.PrimaryCtxRetain(&ctx, dev);
+  if (r == 0) r = cu.CtxPush(ctx);
+  return r;
+}
+
+static void leave(void) {
+  CUcontext c;
+  cu.CtxPop(&c);
+}
+
+static CUstream stream_handle(intptr_t s) { return (CUstream)s; } /* 1 legacy, 2 per-thread: CUDA's own values */
+
+int gdl_stream_sync(DLDevice dev, intptr_t from, intptr_t to) {
+  if (to == -1 || from == to || !gdl_cuda_stream_device(dev.device_type)) return 0;
+  if (dev.device_type == kDLROCM) {
+    PyErr_SetString(PyExc_BufferError, "godlpack cannot synchronise ROCm streams; pass stream=-1");
+    return -1;
+  }
+  if (ready() != 0) return -1;
+  CUresult r = enter(dev.device_id);
+  if (r != 0) return fail("context setup", r);
+  CUevent ev;
+  r = cu.EventCreate(&ev, CU_EVENT_DISABLE_TIMING);
+  if (r == 0) {
+    r = cu.EventRecord(ev, stream_handle(from));
+    if (r == 0) r = cu.StreamWaitEvent(stream_handle(to), ev, 0);
+    cu.EventDestroy(ev);
+  }
+  leave();
+  return r == 0 ? 0 : fail("event record / stream wait", r);
+}
+
+int gdl_cuda_stream_device(int32_t t) { return t == kDLCUDA || t == kDLCUDAManaged || t == kDLROCM; }
+
+/* The bytes [lo, hi) a view touches, relative to its first element. */
+static void byte_span(const GdlTensor* t, int64_t* lo, int64_t* hi) {
+  int64_t item = ((int64_t)t->view.dtype.bits * t->view.dtype.lanes + 7) / 8;
+  *lo = 0;
+  *hi = item;
+  for (int32_t i = 0; i < t->view.ndim; i++) {
+    int64_t n = t->dims[i], s = t->dims[t->view.ndim + i];
+    if (n == 0) {
+      *hi = 0;
+      return;
+    }
+    int64_t ext = (n - 1) * s * item;
+    if (ext < 0) *lo += ext;
+    else *hi += ext;
+  }
+}
+
+typedef struct {
+  gdl_owner base;
+  CUdeviceptr ptr;
+  int32_t device_id;
+} cuda_owner;
+
+static void release_cuda(gdl_owner* o) {
+  cuda_owner* c = (cuda_owner*)o;
+  if (enter(c->device_id) == 0) {
+    cu.MemFree(c->ptr);
+    leave();
+  }
+  free(c);
+}
+
+/* A copy of t's bytes on another side of the bus, keeping its strides. */
+static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
+  if (ready() != 0) return NULL;
+  int64_t lo, hi;
+  byte_span(t, &lo, &hi);
+  size_t n = (size_t)(hi - lo);
+  char* first = (char*)t->view.data + t->view.byte_offset;
+  int32_t gpu = to.device_type == kDLCPU ? t->view.device.device_id : to.device_id;
+  CUresult r = enter(gpu);
+  if (r != 0) return fail("context setup", r), NULL;
+  /* The producer's work on its stream must be done before we read. */
+  r = to.device_type == kDLCPU ? cu.StreamSynchronize(stream_handle(stream)) : 0;
+  gdl_owner* owner = NULL;
+  void* base = NULL;
+  if (r == 0 && to.device_type == kDLCPU) {
+    owner = gdl_owner_alloc(n, &base);
+    r = owner == NULL ? 2 /* out of memory */ : (n ? cu.MemcpyDtoH(base, (CUdeviceptr)(first + lo), n) : 0);
+  } else if (r == 0) {
+    cuda_owner* c = malloc(sizeof *c);
+    CUdeviceptr d = 0;
+    r = c == NULL ? 2 : cu.MemAlloc(&d, n ? n : 1);
+    if (r == 0) {
+      gdl_owner_init(&c->base, release_cuda);
+      c->ptr = d;
+      c->device_id = to.device_id;
+      owner = &c->base;
+      base = (void*)(uintptr_t)d;
+      if (n) {
+        r = gdl_cuda_stream_device(t->view.device.device_type) ? cu.MemcpyDtoD(d, (CUdeviceptr)(first + lo), n)
+                                                               : cu.MemcpyHtoD(d, first + lo, n);
+      }
+    } else {
+      free(c);
+    }
+  }
+  leave();
+  if (r != 0) {
+    if (owner) gdl_owner_decref(owner);
+    return fail("copy", r), NULL;
+  }
+  DLTensor v = t->view;
+  v.data = base;
+  v.byte_offset = (uint64_t)(-lo);
+  v.device = to;
+  return gdl_tensor_new(owner, &v, DLPACK_FLAG_BITMASK_IS_COPIED);
+}
+
+PyObject* gdl_cuda_copy(GdlTensor* t, DLDevice to, intptr_t stream) { return span_copy(t, to, stream); }

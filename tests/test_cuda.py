@@ -1,0 +1,191 @@
+"""GPU tensors: device bookkeeping, stream rules, host/device copies.
+
+The first part needs no GPU: CUDA-typed tensors from the ctypes producer are
+carried and re-exported without ever being dereferenced, the stream rules are
+enforced, and without a driver GPU work fails with a clear error. The second
+part runs on machines with a GPU (PyTorch CUDA or CuPy) and skips elsewhere.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import godlpack
+from ctypes_producer import CtypesProducer, read_versioned
+from godlpack import _godlpack
+
+CUDA, CUDA_HOST, ROCM, CUDA_MANAGED = 2, 3, 10, 13
+DRIVER, DRIVER_WHY = _godlpack.cuda_status()
+
+
+def fake_gpu(device=(CUDA, 0)):
+    """A godlpack tensor claiming GPU memory (the host buffer is never read)."""
+    p = CtypesProducer(np.arange(6.0).reshape(2, 3), device=device)
+    return p, godlpack.from_dlpack(p)
+
+
+def test_driver_is_loaded_lazily_and_reports_why_not():
+    env = dict(os.environ, GODLPACK_LIBCUDA="/nonexistent/libcuda.so.1")
+    code = ("import godlpack, numpy as np\n"
+            "ok, why = godlpack._godlpack.cuda_status()\n"
+            "t = godlpack.arange(3)\n"  # CPU work never needs the driver
+            "print(ok, '/nonexistent/libcuda.so.1' in why, t.tolist())\n"
+            "try:\n    t.__dlpack__(dl_device=(2, 0))\nexcept BufferError as e:\n    print('CUDA driver' in str(e))\n")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "True", "[0,", "1,", "2]", "True"]
+
+
+@pytest.mark.parametrize("device", [(CUDA, 0), (CUDA, 3), (ROCM, 1), (CUDA_MANAGED, 0), (CUDA_HOST, 0)])
+def test_gpu_tensors_are_carried_without_copying(device):
+    p, t = fake_gpu(device)
+    assert t.__dlpack_device__() == device and t.device == device
+    assert t.data_ptr == p.array.ctypes.data
+    cap = t.__dlpack__(max_version=(1, 3), stream=-1)
+    m = read_versioned(cap)
+    assert (m.dl_tensor.device.device_type, m.dl_tensor.device.device_id) == device
+    assert m.dl_tensor.data == p.array.ctypes.data and m.flags == 0
+    del cap, t
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+def test_device_memory_is_never_dereferenced():
+    p, t = fake_gpu()
+    with pytest.raises(BufferError, match="CPU-accessible"):
+        t.tolist()
+    with pytest.raises(BufferError):
+        memoryview(t)
+    with pytest.raises(BufferError, match="copy=False"):
+        t.__dlpack__(max_version=(1, 3), dl_device=(1, 0), copy=False)
+    with pytest.raises(BufferError, match="cannot export"):
+        t.__dlpack__(max_version=(1, 3), dl_device=(ROCM, 0))
+
+
+def test_host_visible_memory_is_handed_to_cpu_consumers_as_is():
+    p, t = fake_gpu((CUDA_MANAGED, 0))
+    a = np.from_dlpack(godlpack.from_dlpack(t, device=(1, 0)))
+    assert a.ctypes.data == p.array.ctypes.data and a.tolist() == p.array.tolist()
+    assert godlpack.is_cpu_accessible((CUDA_MANAGED, 0)) and not godlpack.is_cpu_accessible((CUDA, 0))
+
+
+@pytest.mark.parametrize("stream,err", [(0, BufferError), (-2, BufferError), ("s", TypeError), (1.5, TypeError),
+                                        (True, TypeError)])
+def test_export_stream_argument_rules(stream, err):
+    _, t = fake_gpu()
+    with pytest.raises(err):
+        t.__dlpack__(max_version=(1, 3), stream=stream)
+
+
+def test_export_streams_that_need_no_synchronisation_work_without_a_driver():
+    _, t = fake_gpu()  # imported on the legacy default stream (1)
+    for s in (None, 1, -1):
+        assert t.__dlpack__(stream=s) is not None
+
+
+def test_export_to_another_stream_synchronises_or_says_why_not():
+    _, t = fake_gpu()
+    if DRIVER:
+        assert t.__dlpack__(stream=2) is not None  # event record + wait, data untouched
+    else:
+        with pytest.raises(BufferError, match="CUDA driver"):
+            t.__dlpack__(stream=2)
+
+
+def test_rocm_streams_cannot_be_synchronised():
+    _, t = fake_gpu((ROCM, 0))
+    with pytest.raises(BufferError, match="ROCm"):
+        t.__dlpack__(stream=2)
+    assert t.__dlpack__(stream=-1) is not None
+
+
+def test_cpu_tensors_refuse_gpu_streams():
+    t = godlpack.arange(3)
+    for s in (1, 2, 12345):
+        with pytest.raises(BufferError, match="None or -1"):
+            t.__dlpack__(stream=s)
+    assert t.__dlpack__(stream=-1) is not None
+
+
+def test_from_dlpack_passes_the_stream_to_gpu_producers_only():
+    gpu = CtypesProducer(np.arange(3.0), device=(CUDA, 0))
+    t = godlpack.from_dlpack(gpu, stream=5)
+    assert gpu.calls[-1].get("stream") == 5 and t.device == (CUDA, 0)
+    cpu = CtypesProducer(np.arange(3.0))
+    godlpack.from_dlpack(cpu, stream=5)
+    assert "stream" not in cpu.calls[-1]
+    with pytest.raises(ValueError, match="stream=0"):
+        godlpack.from_dlpack(gpu, stream=0)
+    with pytest.raises(TypeError):
+        godlpack.from_dlpack(gpu, stream="x")
+
+
+# --- with a GPU ------------------------------------------------------------------
+
+def _torch_cuda():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    return torch
+
+
+def _cupy():
+    cupy = pytest.importorskip("cupy")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            pytest.skip("no CUDA GPU")
+    except Exception:  # noqa: BLE001 - CuPy raises its own error without a driver
+        pytest.skip("no CUDA GPU")
+    return cupy
+
+
+def test_torch_cuda_round_trip_zero_copy():
+    torch = _torch_cuda()
+    x = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
+    t = godlpack.from_dlpack(x)
+    assert t.device == (CUDA, x.device.index or 0) and t.data_ptr == x.data_ptr()
+    y = torch.from_dlpack(t)
+    assert y.data_ptr() == x.data_ptr() and torch.equal(y, x)
+    y.add_(1)
+    torch.cuda.synchronize()
+    assert torch.equal(x, torch.arange(1, 13, dtype=torch.float32, device="cuda").reshape(3, 4))
+
+
+def test_torch_cuda_streams():
+    torch = _torch_cuda()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        x = torch.ones(1 << 20, device="cuda") * 3
+    t = godlpack.from_dlpack(x, stream=s.cuda_stream)
+    y = torch.from_dlpack(t)  # torch asks for its current stream: godlpack makes it wait on s
+    assert float(y.sum()) == 3 * (1 << 20)
+
+
+def test_cuda_copies_to_and_from_host():
+    torch = _torch_cuda()
+    x = torch.arange(6, dtype=torch.float64, device="cuda").reshape(2, 3).t()  # strided
+    t = godlpack.from_dlpack(x)
+    host = godlpack.from_dlpack(t, device=(1, 0))
+    assert host.device == (1, 0) and host.is_copied and host.tolist() == x.cpu().tolist()
+    back = torch.from_dlpack(godlpack.arange(5).__dlpack__(max_version=(1, 3), dl_device=(CUDA, 0)))
+    assert back.is_cuda and back.cpu().tolist() == [0, 1, 2, 3, 4]
+    dev_copy = godlpack.from_dlpack(t, copy=True)
+    assert dev_copy.device == t.device and dev_copy.data_ptr != t.data_ptr
+    assert torch.equal(torch.from_dlpack(dev_copy), x)
+
+
+def test_cupy_round_trip_zero_copy():
+    cupy = _cupy()
+    a = cupy.arange(10, dtype=cupy.float32)
+    t = godlpack.from_dlpack(a)
+    assert t.device[0] == CUDA and t.data_ptr == a.data.ptr
+    b = cupy.from_dlpack(t)
+    assert b.data.ptr == a.data.ptr and bool((b == a).all())
+    del a, b, t
+    gc.collect()
+    assert _godlpack._live() == (0, 0)
