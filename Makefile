@@ -36,8 +36,10 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
+# Go tests of capsule/ embed CPython (internal/pyembed): they link libpython.
+PYLINK := -L$(PYLIBDIR) $(shell $(BASEPYTHON) -c 'import sysconfig; print("-lpython" + sysconfig.get_config_var("LDVERSION"))')
 gotest:
-	LD_LIBRARY_PATH=$(PYLIBDIR) go test -race -count=1 ./...
+	CGO_LDFLAGS="$(PYLINK)" LD_LIBRARY_PATH=$(PYLIBDIR) go test -race -count=1 ./...
 
 pytest: ext venv
 	PYTHONPATH=pyext $(PYTHON) -m pytest -q tests

@@ -1,4 +1,4 @@
-/* Probes for the conformance checker (godlpack.check): a counting producer of
+/* Probes for the conformance checker (godlpack.conformance): a counting producer of
  * managed tensors with arbitrary field values, deleter interception for other
  * producers' tensors, capsule inspection, and deleter calls off the GIL. */
 #include <pthread.h>

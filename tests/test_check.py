@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from godlpack import check
+from godlpack import conformance as check
 
 # (module, start of the check title) -> expected status; unlisted checks PASS.
 EXPECTED = {

@@ -9,6 +9,7 @@ import pytest
 
 import godlpack
 from conftest import live
+from godlpack import _godlpack
 from ctypes_producer import (
     IS_COPIED,
     READ_ONLY,
@@ -152,7 +153,7 @@ def test_dl_device_cpu_ok(t, dev):
     assert m.dl_tensor.data == t.data_ptr
 
 
-@pytest.mark.parametrize("dev", [(2, 0), (1, 1), (13, 0), (99, 0), (3, 0)])
+@pytest.mark.parametrize("dev", [(1, 1), (3, 0), (4, 0), (7, 0), (11, 0), (99, 0)])
 def test_dl_device_other_raises_buffererror(t, dev):
     base = live()
     with pytest.raises(BufferError):
@@ -160,6 +161,30 @@ def test_dl_device_other_raises_buffererror(t, dev):
     with pytest.raises(BufferError):
         t.__dlpack__(dl_device=dev)
     assert live() == base
+
+
+def _cuda_driver() -> bool:
+    status = getattr(_godlpack, "cuda_status", None)
+    return bool(status is not None and status()[0])
+
+
+@pytest.mark.parametrize("dev", [(2, 0), (13, 0)])
+def test_dl_device_gpu_from_cpu(t, dev):
+    """A CPU tensor can reach a GPU only through a copy: never with
+    copy=False, and without a CUDA driver not at all."""
+    base = live()
+    with pytest.raises(BufferError):
+        t.__dlpack__(max_version=(1, 3), dl_device=dev, copy=False)
+    if not _cuda_driver():
+        with pytest.raises(BufferError):
+            t.__dlpack__(max_version=(1, 3), dl_device=dev)
+        assert live() == base
+        return
+    cap = t.__dlpack__(max_version=(1, 3), dl_device=dev)  # a host-to-device copy
+    m = read_versioned(cap)
+    assert (m.dl_tensor.device.device_type, m.dl_tensor.device.device_id) == dev
+    assert m.flags & IS_COPIED
+    assert m.dl_tensor.data != t.data_ptr
 
 
 def test_dl_device_accepts_godlpack_device_and_intenum(t):

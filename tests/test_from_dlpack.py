@@ -308,7 +308,7 @@ def test_device_other_on_cpu_array_is_buffererror(device):
     assert p.deleter_calls == 1
 
 
-@pytest.mark.parametrize("kwargs", [{"copy": 1}, {"copy": "no"}, {"device": "cpu"}, {"device": (1,)}, {"stream": None}])
+@pytest.mark.parametrize("kwargs", [{"copy": 1}, {"copy": "no"}, {"device": "cpu"}, {"device": (1,)}, {"stream": "x"}, {"bogus": 1}])
 def test_bad_keyword_arguments_are_typeerror(kwargs):
     with pytest.raises(TypeError):
         godlpack.from_dlpack(_arr(), **kwargs)

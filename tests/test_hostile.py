@@ -102,7 +102,7 @@ def test_device_request_checked_against_the_struct():
 def test_capsule_renamed_by_someone_else_is_refused():
     p = CtypesProducer(np.arange(4.0))
     cap = p.capsule(True)
-    from godlpack import check
+    from godlpack import conformance as check
 
     check._rename(cap, "used_dltensor_versioned")
     with pytest.raises(BufferError, match="already consumed"):

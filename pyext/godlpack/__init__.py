@@ -9,7 +9,7 @@ import os as _os
 from typing import Any, Sequence
 
 from . import _godlpack
-from ._godlpack import Tensor, from_dlpack, is_cpu_accessible
+from ._godlpack import Tensor, cuda_status, from_dlpack, is_cpu_accessible
 from ._types import Device, DLDeviceType
 
 __all__ = [
@@ -19,6 +19,8 @@ __all__ = [
     "from_dlpack",
     "dlpack_info",
     "is_cpu_accessible",
+    "cuda_status",
+    "check",
     "empty",
     "zeros",
     "full",
@@ -87,6 +89,13 @@ def dlpack_info() -> dict[str, Any]:
         "dtypes": list(_godlpack._names(0)),
         "device_types": {name: DLDeviceType[name.upper()].value for name in _godlpack._names(1)},
     }
+
+
+def check(*modules: str) -> list:
+    """Run the DLPack conformance checks against the named libraries (see godlpack.conformance)."""
+    from .conformance import check as _check
+
+    return _check(*modules)
 
 
 def get_include() -> str:

@@ -1,4 +1,5 @@
-"""DLPack conformance checker: ``python -m godlpack check MODULE [MODULE...]``.
+"""DLPack conformance checker: ``python -m godlpack check MODULE [MODULE...]`` or
+``godlpack.check("numpy", ...)``.
 
 For each library it runs producer checks (the library's arrays exporting
 capsules) and consumer checks (the library's ``from_dlpack`` importing
@@ -416,7 +417,7 @@ def _stream(p: Peer) -> str:
 def _nogil(p: Peer) -> str:
     # Run in a child process: a deleter that needs the GIL without taking it
     # crashes or hangs, and that must not take the checker down.
-    code = (f"import godlpack.check as c; c._nogil_child({p.name!r}, {p.mod.__name__!r})")
+    code = (f"import godlpack.conformance as c; c._nogil_child({p.name!r}, {p.mod.__name__!r})")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     expect(r.returncode == 0, f"child exited with {r.returncode}: {(r.stderr or r.stdout).strip()[-200:]}")
     return r.stdout.strip() or "deleter ran on a native thread without the GIL"

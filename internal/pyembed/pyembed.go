@@ -1,0 +1,123 @@
+// Package pyembed embeds CPython in Go test binaries, so the capsule rules
+// can be tested from Go. It links libpython: the Makefile passes the flags
+// (CGO_LDFLAGS) when it runs go test. Never import it from the extension.
+package pyembed
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../include
+#include <Python.h>
+#include <stdlib.h>
+#include "godlpack/dlpack.h"
+
+static int64_t deleted[1024];
+static void count_v(DLManagedTensorVersioned* m) { __atomic_add_fetch(&deleted[(intptr_t)m->manager_ctx], 1, __ATOMIC_SEQ_CST); free(m); }
+static void count_l(DLManagedTensor* m) { __atomic_add_fetch(&deleted[(intptr_t)m->manager_ctx], 1, __ATOMIC_SEQ_CST); free(m); }
+static int next_id = 1;
+
+static void* counting_managed(int versioned, int* id) {
+  *id = next_id++ % 1024;
+  deleted[*id] = 0;
+  if (versioned) {
+    DLManagedTensorVersioned* m = calloc(1, sizeof *m);
+    m->version.major = 1; m->version.minor = 3;
+    m->manager_ctx = (void*)(intptr_t)*id;
+    m->deleter = count_v;
+    return m;
+  }
+  DLManagedTensor* m = calloc(1, sizeof *m);
+  m->manager_ctx = (void*)(intptr_t)*id;
+  m->deleter = count_l;
+  return m;
+}
+static int64_t deleted_count(int id) { return __atomic_load_n(&deleted[id], __ATOMIC_SEQ_CST); }
+static void call_deleter(void* m, int versioned) {
+  if (versioned) ((DLManagedTensorVersioned*)m)->deleter(m);
+  else ((DLManagedTensor*)m)->deleter(m);
+}
+static void init(void) { Py_InitializeEx(0); PyEval_SaveThread(); }
+static const char* err_name(void) {
+  PyObject* t = PyErr_Occurred();
+  return t ? ((PyTypeObject*)t)->tp_name : NULL;
+}
+static PyObject* named_capsule(void* p, const char* name) { return PyCapsule_New(p, name, NULL); }
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+var once sync.Once
+
+// Init starts the interpreter once and releases the GIL.
+func Init() { once.Do(func() { C.init() }) }
+
+// WithGIL runs f on one OS thread holding the GIL.
+func WithGIL(f func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	st := C.PyGILState_Ensure()
+	defer C.PyGILState_Release(st)
+	f()
+}
+
+// CountingManaged allocates a managed tensor whose deleter counts its calls.
+func CountingManaged(versioned bool) (m unsafe.Pointer, deleted func() int64) {
+	var id C.int
+	v := C.int(0)
+	if versioned {
+		v = 1
+	}
+	p := C.counting_managed(v, &id)
+	return p, func() int64 { return int64(C.deleted_count(id)) }
+}
+
+// CallDeleter runs the managed tensor's deleter.
+func CallDeleter(m unsafe.Pointer, versioned bool) {
+	v := C.int(0)
+	if versioned {
+		v = 1
+	}
+	C.call_deleter(m, v)
+}
+
+// CapsuleName is the capsule's current name. GIL held.
+func CapsuleName(obj unsafe.Pointer) string {
+	n := C.PyCapsule_GetName((*C.PyObject)(obj))
+	if n == nil {
+		return ""
+	}
+	return C.GoString(n)
+}
+
+// NamedCapsule makes a capsule with any (static) name and no destructor.
+func NamedCapsule(p unsafe.Pointer, name *byte) unsafe.Pointer {
+	return unsafe.Pointer(C.named_capsule(p, (*C.char)(unsafe.Pointer(name))))
+}
+
+// Int makes a Python int (not a capsule). GIL held.
+func Int(v int) unsafe.Pointer { return unsafe.Pointer(C.PyLong_FromLong(C.long(v))) }
+
+// Decref drops a reference. GIL held.
+func Decref(obj unsafe.Pointer) { C.Py_DecRef((*C.PyObject)(obj)) }
+
+// ErrName is the pending exception's type name ("" if none). GIL held.
+func ErrName() string {
+	n := C.err_name()
+	if n == nil {
+		return ""
+	}
+	return C.GoString(n)
+}
+
+// SetRuntimeError sets a pending RuntimeError. GIL held.
+func SetRuntimeError() {
+	msg := C.CString("pending")
+	defer C.free(unsafe.Pointer(msg))
+	C.PyErr_SetString(C.PyExc_RuntimeError, msg)
+}
+
+// ClearErr clears the pending exception. GIL held.
+func ClearErr() { C.PyErr_Clear() }
