@@ -351,21 +351,37 @@ def test_fake_cuda_tensor_is_imported_but_never_dereferenced():
         memoryview(t)
     with pytest.raises(BufferError):
         t.copy()
-    with pytest.raises(BufferError):
-        t.__dlpack__(max_version=(1, 3), copy=True)
-    with pytest.raises(BufferError):
-        t.__dlpack__(max_version=(1, 3), dl_device=(1, 0))
     with pytest.raises(BufferError, match="stream=0"):
         t.__dlpack__(max_version=(1, 3), stream=0)
     with pytest.raises(BufferError):
         godlpack.from_dlpack(t, device=(1, 0))
     with pytest.raises((BufferError, RuntimeError, ValueError)):
         np.from_dlpack(t)
-    # Re-export on its own device, with a CUDA stream: zero-copy.
+    # Re-export on its own device, on the stream it is already ordered on: zero-copy.
     cap = t.__dlpack__(max_version=(1, 3), stream=1, dl_device=(2, 1))
     u = godlpack.from_dlpack(cap)
     assert u.device == (2, 1) and u.data_ptr == fake
     del t, u, cap
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+def test_fake_opencl_tensor_cannot_be_copied_or_moved():
+    p = CtypesProducer(_arr(), device=(4, 0), data=0x20000)
+    t = godlpack.from_dlpack(p)
+    assert t.device == (4, 0) and str(t.device) == "opencl:0"
+    assert not godlpack.is_cpu_accessible(t.device)
+    with pytest.raises(BufferError):
+        t.__dlpack__(max_version=(1, 3), copy=True)
+    with pytest.raises(BufferError):
+        t.__dlpack__(max_version=(1, 3), dl_device=(1, 0))
+    with pytest.raises(BufferError):
+        godlpack.from_dlpack(t, copy=True)
+    with pytest.raises(BufferError, match="stream"):
+        t.__dlpack__(max_version=(1, 3), stream=1)  # no streams on OpenCL here
+    cap = t.__dlpack__(max_version=(1, 3))
+    assert godlpack.from_dlpack(cap).data_ptr == 0x20000
+    del t, cap
     gc.collect()
     assert p.deleter_calls == 1
 

@@ -233,11 +233,7 @@ def test_torch_cuda_zero_copy_both_ways():
     assert g.data_ptr == x.data_ptr()
     assert g.strides == (4, 1)
     with pytest.raises(BufferError):
-        g.tolist()
-    with pytest.raises(BufferError):
-        memoryview(g)
-    with pytest.raises(BufferError):
-        godlpack.from_dlpack(x, device=(1, 0))
+        memoryview(g)  # device memory has no buffer protocol
     y = torch.from_dlpack(g)
     assert y.device == x.device
     assert y.data_ptr() == x.data_ptr()
