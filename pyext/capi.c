@@ -2,7 +2,6 @@
 #include "gdl.h"
 #include "godlpack/godlpack.h"
 
-#define GDL_CAPI_PACKAGE_NAME "godlpack"
 
 static void c_free_managed(DLManagedTensor* m) {
   if (m != NULL && m->deleter != NULL) m->deleter(m);
@@ -117,12 +116,6 @@ static const GodlpackCAPI capi = {
 };
 
 PyObject* gdl_capi_capsule(void) {
-  PyObject* cap = PyCapsule_New((void*)&capi, GODLPACK_CAPI_CAPSULE, NULL);
-  if (cap == NULL) return NULL;
-  /* godlpack_import_capi() looks up "godlpack._C_API", the package's
-   * attribute, but this is godlpack._godlpack: the package (being
-   * initialised, it imports us) gets the capsule too. */
-  PyObject* pkg = PyDict_GetItemString(PyImport_GetModuleDict(), GDL_CAPI_PACKAGE_NAME); /* borrowed */
-  if (pkg != NULL && PyObject_SetAttrString(pkg, "_C_API", cap) != 0) Py_CLEAR(cap);
-  return cap;
+  /* Published as godlpack._C_API by the package's __init__.py. */
+  return PyCapsule_New((void*)&capi, GODLPACK_CAPI_CAPSULE, NULL);
 }

@@ -108,12 +108,44 @@ const DLPackExchangeAPI* gdl_exchange_api(void) { return &exchange_api; }
 static PyTypeObject* cached_type;
 static unsigned int cached_tag;
 static const DLPackExchangeAPI* cached_api;
-static PyObject* s_exchange_attr;
+static int cached_guard;
+static PyObject *s_exchange_attr, *s_is_conj, *s_is_neg, *s_requires_grad;
 
-static const DLPackExchangeAPI* lookup_api(PyTypeObject* tp, int* err) {
+/* PyTorch's table exports tensors that its __dlpack__ refuses: with the
+ * conjugate bit set (the values would be silently wrong) or requiring grad;
+ * those take the __dlpack__ path, so both paths agree. Tensors with the
+ * negative bit come out with the wrong sign from both paths, so they are
+ * refused. Used for types having is_conj/is_neg. Returns 1 to use the table,
+ * 0 to fall back, -1 with an exception set. */
+static int table_safe_for(PyObject* obj) {
+  PyObject* names[] = {s_is_neg, s_is_conj};
+  for (int i = 0; i < 2; i++) {
+    PyObject* r = PyObject_CallMethodNoArgs(obj, names[i]);
+    if (r == NULL) return -1;
+    int set = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    if (set < 0) return -1;
+    if (set && i == 0) {
+      PyErr_SetString(PyExc_BufferError,
+                      "the tensor has PyTorch's negative bit set, which DLPack cannot carry (its export "
+                      "would have the wrong sign); call .resolve_neg() first");
+      return -1;
+    }
+    if (set) return 0;
+  }
+  PyObject* g = PyObject_GetAttr(obj, s_requires_grad);
+  if (g == NULL) return -1;
+  int bad = PyObject_IsTrue(g);
+  Py_DECREF(g);
+  return bad < 0 ? -1 : !bad;
+}
+
+static const DLPackExchangeAPI* lookup_api(PyTypeObject* tp, int* err, int* guard) {
   *err = 0;
-  if (tp == cached_type && (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && tp->tp_version_tag == cached_tag)
+  if (tp == cached_type && (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && tp->tp_version_tag == cached_tag) {
+    *guard = cached_guard;
     return cached_api;
+  }
   const DLPackExchangeAPI* api = NULL;
   PyObject* cap = PyObject_GetAttr((PyObject*)tp, s_exchange_attr);
   if (cap == NULL) {
@@ -131,11 +163,13 @@ static const DLPackExchangeAPI* lookup_api(PyTypeObject* tp, int* err) {
     }
     Py_DECREF(cap);
   }
+  *guard = api != NULL && PyObject_HasAttr((PyObject*)tp, s_is_conj) && PyObject_HasAttr((PyObject*)tp, s_is_neg);
   if (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) {
     Py_INCREF(tp); /* keeps the cached pointer from being reused by another type */
     Py_XSETREF(cached_type, tp);
     cached_tag = tp->tp_version_tag;
     cached_api = api;
+    cached_guard = *guard;
   }
   return api;
 }
@@ -143,10 +177,14 @@ static const DLPackExchangeAPI* lookup_api(PyTypeObject* tp, int* err) {
 int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out) {
   PyTypeObject* tp = Py_TYPE(obj);
   if (tp == &PyCapsule_Type || tp == &GdlTensor_Type) return 0;
-  int err;
-  const DLPackExchangeAPI* api = lookup_api(tp, &err);
+  int err, guard;
+  const DLPackExchangeAPI* api = lookup_api(tp, &err, &guard);
   if (err) return -1;
   if (api == NULL) return 0;
+  if (guard) {
+    int safe = table_safe_for(obj);
+    if (safe <= 0) return safe;
+  }
   DLManagedTensorVersioned* m = NULL;
   if (api->managed_tensor_from_py_object_no_sync(obj, &m) != 0) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_BufferError, "exchange API export failed");
@@ -167,7 +205,10 @@ int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** o
 
 int gdl_exchange_init(PyTypeObject* type) {
   s_exchange_attr = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
-  if (s_exchange_attr == NULL) return -1;
+  s_is_conj = PyUnicode_InternFromString("is_conj");
+  s_is_neg = PyUnicode_InternFromString("is_neg");
+  s_requires_grad = PyUnicode_InternFromString("requires_grad");
+  if (!s_exchange_attr || !s_is_conj || !s_is_neg || !s_requires_grad) return -1;
   PyObject* cap = PyCapsule_New(&exchange_api, DLPACK_EXCHANGE_API_CAPSULE_NAME, NULL);
   if (cap == NULL) return -1;
   int r = PyDict_SetItem(type->tp_dict, s_exchange_attr, cap);

@@ -62,6 +62,16 @@ PyObject* gdl_tensor_from_managed(void* managed, int versioned) {
   }
   if (versioned) {
     DLManagedTensorVersioned* m = managed;
+    /* A Tensor's sizes, copies and re-exports assume packed sub-byte
+     * elements; a padded layout (one byte each) would be misread. */
+    if ((m->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) &&
+        (uint32_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes < 8) {
+      gdl_owner_decref(owner);
+      PyErr_SetString(PyExc_BufferError,
+                      "padded sub-byte tensors (IS_SUBBYTE_TYPE_PADDED) are not supported; "
+                      "export them packed");
+      return NULL;
+    }
     return gdl_tensor_new(owner, &m->dl_tensor, m->flags);
   }
   DLManagedTensor* m = managed;

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ctypes
 import filecmp
 import gc
-import glob
 import importlib.machinery
 import importlib.util
 import os

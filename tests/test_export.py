@@ -344,3 +344,31 @@ def test_deleter_of_export_runs_exactly_once_through_ctypes():
     gc.collect()
     assert live() == base
     _keep = used  # noqa: F841
+
+
+def test_capsules_freed_during_exception_unwinding_keep_the_exception():
+    """Capsule destructors (and the deleters they run) must not clobber an
+    exception in flight."""
+    from ctypes_producer import CtypesProducer
+
+    p = CtypesProducer(np.arange(4.0))
+
+    def f():
+        g = godlpack.from_dlpack(p)
+        caps = [g.__dlpack__(max_version=(1, 3)), g.__dlpack__()]  # noqa: F841
+        del g
+        raise KeyError("kept")
+
+    with pytest.raises(KeyError, match="kept"):
+        f()
+    gc.collect()
+    assert p.deleter_calls == 1
+    a = np.arange(3.0)
+
+    def h():
+        t = godlpack.from_dlpack(a)
+        cap = t.__dlpack__(max_version=(1, 3))  # noqa: F841
+        raise LookupError("also kept")
+
+    with pytest.raises(LookupError, match="also kept"):
+        h()

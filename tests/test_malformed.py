@@ -3,13 +3,16 @@ BufferError that says what is wrong, and its deleter runs exactly once, right
 away, before from_dlpack returns."""
 from __future__ import annotations
 
+import ctypes
 import gc
 
 import numpy as np
 import pytest
 
 import godlpack
-from ctypes_producer import CtypesProducer
+from ctypes_producer import IS_SUBBYTE_TYPE_PADDED, CtypesProducer
+
+ctypes_u8 = ctypes.c_uint8
 
 
 def _arr():
@@ -185,5 +188,42 @@ def test_byte_offset_is_honoured():
         assert t.data_ptr == a.ctypes.data + 8
         assert t.tolist() == [2, 3, 4, 5]
         assert np.from_dlpack(t).tolist() == [2, 3, 4, 5]
+
+    _held_then_freed(p, check)
+
+
+# --- sub-byte types -------------------------------------------------------------------------
+
+
+def test_packed_float4_is_accepted_and_sized_packed():
+    packed = np.array([0x21, 0x43, 0x65], dtype=np.uint8)  # 6 float4 values in 3 bytes
+    p = CtypesProducer(packed, dtype=(17, 4, 1), shape=[6], strides=[1])
+
+    def check(t):
+        assert t.dtype == "float4_e2m1fn"
+        assert t.size == 6 and t.nbytes == 3
+        c = t.copy()
+        assert c.nbytes == 3
+        assert bytes((ctypes_u8 * 3).from_address(c.data_ptr)) == packed.tobytes()
+        with pytest.raises(TypeError):
+            t.tolist()
+
+    _held_then_freed(p, check)
+
+
+def test_padded_subbyte_is_refused_and_deleted_once():
+    # One byte per float4 element: godlpack.Tensor sizes, copies and re-exports
+    # assume the packed layout, so a padded one must be refused, not misread.
+    p = CtypesProducer(np.arange(6, dtype=np.uint8), dtype=(17, 4, 1), flags=IS_SUBBYTE_TYPE_PADDED)
+    with pytest.raises(BufferError, match="(?i)padded"):
+        godlpack.from_dlpack(p)
+    assert p.deleter_calls == 1
+
+
+def test_padded_flag_on_byte_types_is_harmless():
+    a = np.arange(6, dtype=np.uint8)
+    p = CtypesProducer(a, dtype=(10, 8, 1), flags=IS_SUBBYTE_TYPE_PADDED)
+    def check(t):
+        assert t.dtype == "float8_e4m3fn" and t.nbytes == 6 and t.itemsize == 1
 
     _held_then_freed(p, check)

@@ -249,3 +249,44 @@ def test_numpy_scalar_dtypes_reject_bfloat16_but_dlpack_name_is_right():
         np.from_dlpack(g)  # NumPy itself has no bfloat16
     with pytest.raises(BufferError):
         memoryview(g)
+
+
+# --- random layouts (hypothesis) --------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def strided_views(draw):
+    ndim = draw(st.integers(0, 4))
+    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim)))
+    dtype = draw(st.sampled_from(["int8", "uint16", "float32", "float64", "complex64", "bool"]))
+    base = np.arange(int(np.prod(shape)) if shape else 1).astype(dtype).reshape(shape)
+    index = []
+    for n in shape:
+        step = draw(st.sampled_from([1, 2, -1, -2, 3]))
+        start = draw(st.integers(0, max(n - 1, 0)))
+        index.append(slice(start, None, step) if step > 0 else slice(None, start if start else None, step))
+    view = base[tuple(index)] if ndim else base
+    if ndim > 1 and draw(st.booleans()):
+        view = view.transpose(draw(st.permutations(range(ndim))))
+    return view
+
+
+@settings(max_examples=150, deadline=None)
+@given(strided_views())
+def test_random_strided_views_round_trip(view):
+    t = godlpack.from_dlpack(view)
+    assert t.shape == view.shape
+    assert t.tolist() == view.tolist()
+    if view.size:
+        assert t.data_ptr == view.ctypes.data
+        assert all(ts * view.itemsize == ns for ts, ns, n in zip(t.strides, view.strides, view.shape) if n != 1)
+    back = np.from_dlpack(t)
+    assert back.shape == view.shape and back.tolist() == view.tolist()
+    if view.size:
+        assert back.ctypes.data == view.ctypes.data
+    assert np.asarray(t).tolist() == view.tolist()
+    c = godlpack.from_dlpack(view, copy=True)
+    assert c.is_contiguous and c.tolist() == view.tolist()

@@ -9,7 +9,7 @@ import os as _os
 from typing import Any, Sequence
 
 from . import _godlpack
-from ._godlpack import Tensor, cuda_status, from_dlpack, is_cpu_accessible
+from ._godlpack import _C_API, Tensor, cuda_status, from_dlpack, is_cpu_accessible  # noqa: F401
 from ._types import Device, DLDeviceType
 
 __all__ = [
