@@ -67,6 +67,8 @@ const (
 	createZeros
 	createFull
 	createArange
+	createFullInt
+	createArangeInt
 )
 
 // gdlCreate allocates a Go-created tensor and returns a fresh managed
@@ -74,7 +76,7 @@ const (
 //
 //export gdlCreate
 func gdlCreate(kind C.int, dtype *C.char, ndim C.int, shape *C.int64_t, re, im, start, stop, step C.double,
-	errBuf *C.char, errLen C.int) unsafe.Pointer {
+	i0, i1, i2 C.int64_t, errBuf *C.char, errLen C.int) unsafe.Pointer {
 	dt, err := godlpack.ParseDType(C.GoString(dtype))
 	if err != nil {
 		putError(errBuf, errLen, err.Error())
@@ -94,6 +96,10 @@ func gdlCreate(kind C.int, dtype *C.char, ndim C.int, shape *C.int64_t, re, im, 
 		src, err = producer.Full(dt, complex(float64(re), float64(im)), dims...)
 	case createArange:
 		src, err = producer.Arange(dt, float64(start), float64(stop), float64(step))
+	case createFullInt:
+		src, err = producer.FullInt(dt, int64(i0), dims...)
+	case createArangeInt:
+		src, err = producer.ArangeInt(dt, int64(i0), int64(i1), int64(i2))
 	}
 	if err != nil {
 		putError(errBuf, errLen, strings.TrimPrefix(err.Error(), "godlpack: "))

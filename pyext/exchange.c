@@ -116,15 +116,17 @@ static PyObject *s_exchange_attr, *s_is_conj, *s_is_neg, *s_requires_grad;
  * those take the __dlpack__ path, so both paths agree. Tensors with the
  * negative bit come out with the wrong sign from both paths, so they are
  * refused. Used for types having is_conj/is_neg. Returns 1 to use the table,
- * 0 to fall back, -1 with an exception set. */
+ * 0 to fall back (also when the object cannot answer), -1 with BufferError. */
 static int table_safe_for(PyObject* obj) {
   PyObject* names[] = {s_is_neg, s_is_conj};
   for (int i = 0; i < 2; i++) {
     PyObject* r = PyObject_CallMethodNoArgs(obj, names[i]);
-    if (r == NULL) return -1;
-    int set = PyObject_IsTrue(r);
-    Py_DECREF(r);
-    if (set < 0) return -1;
+    int set = r == NULL ? -1 : PyObject_IsTrue(r);
+    Py_XDECREF(r);
+    if (set < 0) { /* a subclass that cannot answer: let __dlpack__ decide */
+      PyErr_Clear();
+      return 0;
+    }
     if (set && i == 0) {
       PyErr_SetString(PyExc_BufferError,
                       "the tensor has PyTorch's negative bit set, which DLPack cannot carry (its export "
@@ -134,10 +136,10 @@ static int table_safe_for(PyObject* obj) {
     if (set) return 0;
   }
   PyObject* g = PyObject_GetAttr(obj, s_requires_grad);
-  if (g == NULL) return -1;
-  int bad = PyObject_IsTrue(g);
-  Py_DECREF(g);
-  return bad < 0 ? -1 : !bad;
+  int bad = g == NULL ? -1 : PyObject_IsTrue(g);
+  Py_XDECREF(g);
+  if (bad < 0) PyErr_Clear();
+  return bad == 0;
 }
 
 static const DLPackExchangeAPI* lookup_api(PyTypeObject* tp, int* err, int* guard) {

@@ -71,7 +71,8 @@ int gdl_cpu_accessible(int32_t device_type);
 extern int gdlValidate(void* managed, int versioned, char* err, int errlen);
 extern int gdlCopyCompact(DLTensor* view, void* dst, char* err, int errlen);
 extern void* gdlCreate(int kind, char* dtype, int ndim, int64_t* shape, double re, double im,
-                       double start, double stop, double step, char* err, int errlen);
+                       double start, double stop, double step, int64_t i0, int64_t i1, int64_t i2, char* err,
+                       int errlen);
 extern int gdlDTypeName(int code, int bits, int lanes, char* out, int outlen);
 
 /* obj.__dlpack__(...) with NULL keywords left out, legacy fallback on TypeError. */

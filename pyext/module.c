@@ -23,7 +23,10 @@ static PyObject* mod_create(PyObject* m, PyObject* args) {
   PyObject* shape;
   const char* dtype;
   double re, im, start, stop, step;
-  if (!PyArg_ParseTuple(args, "iOsddddd", &kind, &shape, &dtype, &re, &im, &start, &stop, &step)) return NULL;
+  long long i[3] = {0, 0, 0};
+  if (!PyArg_ParseTuple(args, "iOsddddd|LLL", &kind, &shape, &dtype, &re, &im, &start, &stop, &step, &i[0], &i[1],
+                        &i[2]))
+    return NULL;
   PyObject* seq = PySequence_Fast(shape, "shape must be a sequence of ints");
   if (seq == NULL) return NULL;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -56,7 +59,7 @@ static PyObject* mod_create(PyObject* m, PyObject* args) {
   void* managed;
   if (!gdl_go_ready()) return NULL;
   Py_BEGIN_ALLOW_THREADS managed =
-      gdlCreate(kind, (char*)dtype, (int)n, dims, re, im, start, stop, step, err, sizeof err);
+      gdlCreate(kind, (char*)dtype, (int)n, dims, re, im, start, stop, step, i[0], i[1], i[2], err, sizeof err);
   Py_END_ALLOW_THREADS if (managed == NULL) {
     PyErr_SetString(PyExc_ValueError, err);
     return NULL;

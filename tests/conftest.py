@@ -45,6 +45,11 @@ def settle(baseline: tuple[int, int], timeout: float = 3.0) -> tuple[int, int]:
         time.sleep(0.01)
 
 
+def back_to(baseline: tuple[int, int]) -> bool:
+    """True once nothing made since baseline is alive any more."""
+    return _within(settle(baseline), baseline)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

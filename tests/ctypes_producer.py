@@ -136,18 +136,14 @@ class Record:
         self.managed = managed
         self.keep = keep
         self.calls = 0
-        self.threads: list[int] = []
-        self.wrong_pointer = False
+        self.threads: list[int] = []  # thread ident of each deleter call
 
 
 def _deleter_impl(ptr: int | None) -> None:
     # Runs on whatever thread the consumer frees on; ctypes takes the GIL.
-    if not ptr:
-        _orphans.append(ptr)
-        return
-    # manager_ctx sits at offset 8 (versioned) or 48 (legacy); we find the
-    # record by the struct address instead, which is the same for both.
-    rec = _by_address.get(ptr)
+    # The record is found by the struct's address (the argument), so a
+    # consumer passing anything else shows up as an orphan call.
+    rec = _by_address.get(ptr) if ptr else None
     if rec is None:
         _orphans.append(ptr)
         return

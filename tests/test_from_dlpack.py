@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import godlpack
-from conftest import live
+from conftest import back_to, live
 from ctypes_producer import IS_COPIED, READ_ONLY, CtypesProducer, capsule_name
 
 
@@ -279,10 +279,20 @@ def test_copy_of_numpy_and_godlpack_tensors():
 
 def test_copy_of_noncontiguous_is_compact():
     a = np.arange(24, dtype=np.int16).reshape(4, 6)[::-2, 1::2]
-    t = godlpack.from_dlpack(a, copy=True)
-    assert t.is_contiguous and t.strides == (3, 1)
+    # A producer that cannot copy (legacy signature): godlpack copies, compactly.
+    p = CtypesProducer(a, legacy_signature=True, versioned=False)
+    t = godlpack.from_dlpack(p, copy=True)
+    assert t.is_copied and t.is_contiguous and t.strides == (3, 1)
     assert t.tolist() == a.tolist()
     assert np.from_dlpack(t).tolist() == a.tolist()
+    assert p.deleter_calls == 1
+    g = godlpack.from_dlpack(a.T)
+    c = godlpack.from_dlpack(g, copy=True)
+    assert c.is_copied and c.is_contiguous and c.strides == (2, 1)
+    assert c.tolist() == a.T.tolist()
+    # NumPy copies for us when asked (its copy may keep its own layout order).
+    n = godlpack.from_dlpack(a.T, copy=True)
+    assert n.is_copied and n.data_ptr != a.ctypes.data and n.tolist() == a.T.tolist()
 
 
 @pytest.mark.parametrize("device", [(1, 0), godlpack.Device(1, 0)])
@@ -415,4 +425,4 @@ def test_live_counters_count_foreign_owners():
     assert live()[1] == base[1] + 1
     del t, cap
     gc.collect()
-    assert live() == base
+    assert back_to(base)

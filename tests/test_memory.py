@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import godlpack
-from conftest import live, settle
+from conftest import back_to, live
 from ctypes_producer import CtypesProducer
 
-psutil = pytest.importorskip("psutil")
+import psutil  # noqa: E402
 
 N = 100_000
 RSS_LIMIT = 20 * 1024 * 1024
@@ -35,12 +35,13 @@ def test_100k_numpy_exchanges_do_not_grow():
     assert b.ctypes.data == a.ctypes.data
     del b
     grown = rss() - r0
-    assert settle(base) == base
+    assert back_to(base)
     assert grown < RSS_LIMIT, f"RSS grew by {grown / 2**20:.1f} MiB over {N} exchanges"
 
 
 def test_100k_torch_exchanges_do_not_grow():
-    torch = pytest.importorskip("torch")
+    import torch
+
     x = torch.arange(64, dtype=torch.float32)
     base = live()
     from_dlpack = godlpack.from_dlpack
@@ -56,7 +57,7 @@ def test_100k_torch_exchanges_do_not_grow():
     assert y.data_ptr == g.data_ptr
     del y, g
     grown = rss() - r0
-    assert settle(base) == base
+    assert back_to(base)
     assert grown < RSS_LIMIT, f"RSS grew by {grown / 2**20:.1f} MiB over {N} exchanges"
 
 
@@ -74,7 +75,7 @@ def test_capsules_and_copies_do_not_grow():
         if i % 50 == 0:
             godlpack.from_dlpack(g, copy=True)
     grown = rss() - r0
-    assert settle(base) == base
+    assert back_to(base)
     assert grown < RSS_LIMIT
 
 
@@ -86,7 +87,7 @@ def test_refused_tensors_do_not_leak():
             godlpack.from_dlpack(bad)
     assert bad.deleter_calls == 2000
     assert all(r.calls == 1 for r in bad.records)
-    assert settle(base) == base
+    assert back_to(base)
 
 
 def test_godlpack_created_tensors_are_freed():
@@ -97,5 +98,5 @@ def test_godlpack_created_tensors_are_freed():
         np.from_dlpack(t)
     del t
     grown = rss() - r0
-    assert settle(base) == base
+    assert back_to(base)
     assert grown < RSS_LIMIT

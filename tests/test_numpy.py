@@ -288,5 +288,9 @@ def test_random_strided_views_round_trip(view):
     if view.size:
         assert back.ctypes.data == view.ctypes.data
     assert np.asarray(t).tolist() == view.tolist()
-    c = godlpack.from_dlpack(view, copy=True)
-    assert c.is_contiguous and c.tolist() == view.tolist()
+    c = godlpack.from_dlpack(view, copy=True)  # NumPy copies (keeping its layout order)
+    assert c.is_copied and c.tolist() == view.tolist()
+    if view.size:
+        assert c.data_ptr != view.ctypes.data
+    d = t.copy()  # godlpack's own copies are always compact
+    assert d.is_contiguous and d.tolist() == view.tolist()

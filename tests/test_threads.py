@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import godlpack
-from conftest import live, settle
+from conftest import back_to, live
 from ctypes_producer import DLManagedTensorVersioned, CtypesProducer, capsule_pointer
 
-torch = pytest.importorskip("torch")
+import torch  # noqa: E402
 
 _set_name = ctypes.pythonapi.PyCapsule_SetName
 _set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
@@ -70,7 +70,7 @@ def test_go_memory_freed_in_another_thread():
     _in_thread(box.clear)
     assert arrays[3][123] == 123.0  # NumPy's exports keep the memory
     _in_thread(arrays.clear)
-    assert settle(base) == base
+    assert back_to(base)
 
 
 @pytest.mark.parametrize("source", ["numpy", "ctypes", "go", "torch"])
@@ -99,7 +99,7 @@ def test_torch_tensors_from_godlpack_freed_in_other_threads(source):
     for th in threads:
         th.join()
     del halves
-    assert settle(base) == base
+    assert back_to(base)
     if p is not None:
         assert p.deleter_calls == 1
 
@@ -146,7 +146,7 @@ def test_deleters_called_concurrently_without_the_gil(source):
         th.start()
     for th in threads:
         th.join()
-    assert settle(base) == base
+    assert back_to(base)
     if p is not None:
         assert p.deleter_calls == 1
 
@@ -186,7 +186,7 @@ def test_many_threads_exchanging_at_once():
     assert not errors, errors[:3]
     assert shared.tolist() == list(range(256))
     del shared
-    assert settle(base) == base
+    assert back_to(base)
 
 
 def test_ctypes_producers_from_many_threads():

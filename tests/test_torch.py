@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import godlpack
-from conftest import cupy_gpu, live, torch_cuda
+from conftest import back_to, cupy_gpu, live, torch_cuda
 from ctypes_producer import CtypesProducer, capsule_name
 
-torch = pytest.importorskip("torch")
+import torch  # noqa: E402
 
 TORCH_DTYPES = {
     "bool": torch.bool,
@@ -150,7 +150,7 @@ def test_torch_rejects_negative_strides():
     with pytest.raises((RuntimeError, BufferError, ValueError)):
         torch.from_dlpack(g)
     gc.collect()
-    assert live() == base
+    assert back_to(base)
     # A copy is compact and goes through.
     y = torch.from_dlpack(g.copy())
     assert y.tolist() == a.tolist()
@@ -263,7 +263,7 @@ def test_torch_cuda_freed_in_other_thread():
     del x
     gc.collect()
     torch.cuda.synchronize()
-    assert live() == base
+    assert back_to(base)
 
 
 @pytest.mark.skipif(not cupy_gpu(), reason="cupy or a CUDA GPU missing")

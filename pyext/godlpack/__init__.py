@@ -31,7 +31,8 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-_EMPTY, _ZEROS, _FULL, _ARANGE = range(4)
+_EMPTY, _ZEROS, _FULL, _ARANGE, _FULL_INT, _ARANGE_INT = range(6)
+_INT_KINDS = ("bool", "int", "uint")
 
 
 def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
@@ -62,17 +63,24 @@ def _default_dtype(*values: Any) -> str:
 
 def full(shape: int | Sequence[int], fill_value: complex, dtype: str | None = None) -> Tensor:
     """CPU tensor filled with ``fill_value`` (dtype inferred like NumPy when None)."""
-    dtype = dtype or _default_dtype(fill_value)
+    dtype = str(dtype or _default_dtype(fill_value))
+    if isinstance(fill_value, int) and dtype.startswith(_INT_KINDS):
+        # Exact: int64 values (and uint64 ones, by their bits) never pass through float64.
+        bits = int(fill_value) & (2**64 - 1)
+        return _godlpack._create(_FULL_INT, _shape(shape), dtype, 0.0, 0.0, 0.0, 0.0, 0.0,
+                                 bits - 2**64 if bits >= 2**63 else bits)
     v = complex(fill_value)
-    return _godlpack._create(_FULL, _shape(shape), str(dtype), v.real, v.imag, 0.0, 0.0, 0.0)
+    return _godlpack._create(_FULL, _shape(shape), dtype, v.real, v.imag, 0.0, 0.0, 0.0)
 
 
 def arange(start: float, stop: float | None = None, step: float = 1, dtype: str | None = None) -> Tensor:
     """1-d tensor ``start, start+step, ...`` below ``stop``, like ``numpy.arange``."""
     if stop is None:
         start, stop = 0, start
-    dtype = dtype or _default_dtype(start, stop, step)
-    return _godlpack._create(_ARANGE, (), str(dtype), 0.0, 0.0, float(start), float(stop), float(step))
+    dtype = str(dtype or _default_dtype(start, stop, step))
+    if all(isinstance(v, int) for v in (start, stop, step)) and dtype.startswith(_INT_KINDS):
+        return _godlpack._create(_ARANGE_INT, (), dtype, 0.0, 0.0, 0.0, 0.0, 0.0, start, stop, step)
+    return _godlpack._create(_ARANGE, (), dtype, 0.0, 0.0, float(start), float(stop), float(step))
 
 
 def dlpack_info() -> dict[str, Any]:

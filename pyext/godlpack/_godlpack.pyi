@@ -63,7 +63,7 @@ def from_dlpack(
 def is_cpu_accessible(device: int | tuple[int, int], /) -> bool: ...
 def cuda_status() -> tuple[bool, str]: ...
 def _create(
-    kind: Literal[0, 1, 2, 3],
+    kind: Literal[0, 1, 2, 3, 4, 5],
     shape: tuple[int, ...],
     dtype: str,
     real: float,
@@ -71,6 +71,9 @@ def _create(
     start: float,
     stop: float,
     step: float,
+    i0: int = 0,
+    i1: int = 0,
+    i2: int = 0,
     /,
 ) -> Tensor: ...
 def _live() -> tuple[int, int]: ...
