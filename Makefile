@@ -47,8 +47,11 @@ pytest: ext venv
 # The whole suite: Go checks, Go tests under the race detector, pytest.
 test: lint gotest pytest
 
+# Python exchange figures (ratios against NumPy/PyTorch in the same process),
+# then the Go-side figures (export, import, pinning, one cgo crossing).
 bench: ext venv
 	PYTHONPATH=pyext $(PYTHON) bench/bench.py
+	go test -run='^$$' -bench=. -benchtime=200ms ./producer ./consumer
 
 soak: ext venv
 	PYTHONPATH=pyext $(PYTHON) bench/soak.py

@@ -92,13 +92,36 @@ func (d DType) scalar() DType { return DType{d.Code, d.Bits, 1} }
 
 // Known reports whether the code and bit width name a type we understand.
 func (d DType) Known() bool {
-	s := d.scalar()
+	return int(d.Code) < len(knownBits) && knownBits[d.Code]&bitsMask(d.Bits) != 0
+}
+
+// knownBits[code] has bitsMask(bits) set for every known (code, bits) pair:
+// Known sits on the import hot path, so it is a table lookup.
+var knownBits = func() (k [CodeFloat4E2M1FN + 1]uint16) {
 	for _, n := range namedTypes {
-		if n.dt == s {
-			return true
-		}
+		k[n.dt.Code] |= bitsMask(n.dt.Bits)
 	}
-	return false
+	return k
+}()
+
+func bitsMask(bits uint8) uint16 {
+	switch bits {
+	case 4:
+		return 1 << 0
+	case 6:
+		return 1 << 1
+	case 8:
+		return 1 << 2
+	case 16:
+		return 1 << 3
+	case 32:
+		return 1 << 4
+	case 64:
+		return 1 << 5
+	case 128:
+		return 1 << 6
+	}
+	return 0
 }
 
 // String gives the NumPy-style name ("float32", "bfloat16", ...); vectors get

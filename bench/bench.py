@@ -1,14 +1,16 @@
 """Per-call cost of godlpack's DLPack paths next to the native NumPy/PyTorch ones.
 
-Everything runs in one process and is timed side by side: for each tensor size
-every path is calibrated, then measured in interleaved rounds (one repeat of
-each path per round), so drift and background load hit all paths alike. Each
-figure is the cost of one whole exchange: producing the capsule, importing it
-and, when the statement's result is dropped, running the deleters.
+Everything runs in one process and is timed side by side: every (path, size)
+cell is calibrated, then all cells are timed in rounds, each round running
+every cell once in a fresh random order, so drift and background load hit all
+paths and sizes alike. Each figure is the cost of one whole exchange: producing
+the capsule, importing it and, when the statement's result is dropped, running
+the deleters.
 
-    PYTHONPATH=pyext .venv/bin/python bench/bench.py            # full run, ~1-2 min
+    PYTHONPATH=pyext .venv/bin/python bench/bench.py            # full run, about 1 min
     PYTHONPATH=pyext .venv/bin/python bench/bench.py --quick    # smoke run
-    PYTHONPATH=pyext .venv/bin/python bench/bench.py --loop torch_from_gdl --seconds 5  # for perf
+    PYTHONPATH=pyext .venv/bin/python bench/bench.py --loop gdl_from_np --sizes 1KiB --seconds 20
+        # one path untimed; attach a profiler to the pid it prints
 
 Writes bench/results/bench.json and bench/results/bench.png (bench-quick.* with --quick).
 """
@@ -20,8 +22,10 @@ import gc
 import json
 import os
 import platform
+import random
 import re
 import statistics
+import subprocess
 import sys
 import time
 import timeit
@@ -32,7 +36,6 @@ import torch
 
 import godlpack
 
-MIB = 1 << 20
 DEFAULT_SIZES = "1,1KiB,1MiB,16MiB,256MiB"
 ITEMSIZE = 4  # float32
 MAX_VERSION = (1, 3)
@@ -44,9 +47,9 @@ class Path:
 
     key: str
     label: str
-    kind: str  # "ours", "native" or "probe"
+    kind: str  # "ours" or "native"
     stmt: str
-    source: str | None  # context object whose data the result must alias (None: no data)
+    source: str  # name of the context object whose data the result must alias
 
 
 # Functions are bound to short local names (nf, gf, tf) so the timed loop pays
@@ -72,10 +75,6 @@ PATHS = [
     Path("torch_from_torch", "torch.from_dlpack(torch)", "native", "tf(t)", "t"),
     Path("rt_np_np_np", "np -> np -> np", "native", "nf(nf(a))", "a"),
     Path("rt_torch_torch_torch", "torch -> torch -> torch", "native", "tf(tf(t))", "t"),
-    # Probes for the cost of one C->Go call: the dtype getter asks Go for the
-    # name (gdlDTypeName), the ndim getter is pure C; both return a new object.
-    Path("probe_dtype", "Tensor.dtype (C getter + 1 C->Go call)", "probe", "g.dtype", None),
-    Path("probe_ndim", "Tensor.ndim (C getter only)", "probe", "g.ndim", None),
 ]
 BY_KEY = {p.key: p for p in PATHS}
 
@@ -101,13 +100,13 @@ def parse_size(tok: str) -> tuple[str, int]:
     """'256' is a count of float32 elements; '1KiB', '16MiB', '1GiB' are bytes."""
     m = re.fullmatch(r"\s*(\d+)\s*(KiB|MiB|GiB|K|M|G)?\s*", tok, re.IGNORECASE)
     if not m:
-        raise argparse.ArgumentTypeError(f"bad size {tok!r}: use N (elements) or N KiB/MiB/GiB")
+        raise ValueError(f"bad size {tok!r}: use N (elements) or N KiB/MiB/GiB")
     n, unit = int(m.group(1)), (m.group(2) or "").upper().rstrip("IB")
     if not unit:
         return (f"{n} el", n)
     nbytes = n << {"K": 10, "M": 20, "G": 30}[unit]
     if nbytes % ITEMSIZE:
-        raise argparse.ArgumentTypeError(f"{tok!r} is not a whole number of float32 elements")
+        raise ValueError(f"{tok!r} is not a whole number of float32 elements")
     return (f"{n} {unit}iB", nbytes // ITEMSIZE)
 
 
@@ -136,8 +135,6 @@ def check_zero_copy(ctx: dict, paths: list[Path]) -> dict[str, bool]:
     """Runs each statement once: its result must alias the source's memory."""
     ok = {}
     for p in paths:
-        if p.source is None:
-            continue
         result = eval(p.stmt, {}, ctx)  # noqa: S307 - our own fixed statements
         ok[p.key] = data_ptr(result) == data_ptr(ctx[p.source])
         del result
@@ -161,30 +158,54 @@ def calibrate(timer: timeit.Timer, target_s: float) -> int:
 
 
 def summarize(samples_ns: list[float]) -> dict:
-    q1, med, q3 = statistics.quantiles(samples_ns, n=4, method="inclusive")
+    q1, _, q3 = statistics.quantiles(samples_ns, n=4, method="inclusive")
     return {
         "median_ns": statistics.median(samples_ns),
         "q1_ns": q1,
         "q3_ns": q3,
         "iqr_ns": q3 - q1,
         "stdev_ns": statistics.stdev(samples_ns) if len(samples_ns) > 1 else 0.0,
+        # The fastest decile: on a shared machine the median drifts with other
+        # processes' load, while the quiet repeats stay put.
+        "p10_ns": statistics.quantiles(samples_ns, n=10, method="inclusive")[0],
         "min_ns": min(samples_ns),
     }
 
 
-def measure_size(ctx: dict, paths: list[Path], repeat: int, target_s: float) -> dict[str, dict]:
-    """Calibrates every path, then times `repeat` interleaved rounds of all of them."""
-    timers = {p.key: make_timer(p.stmt, ctx) for p in paths}
-    timers["_loop"] = make_timer("pass", ctx)  # the timing loop's own cost
-    numbers = {k: calibrate(tm, target_s) for k, tm in timers.items()}
-    samples: dict[str, list[float]] = {k: [] for k in timers}
-    keys = list(timers)
+def measure(ctxs: dict[str, dict], paths: list[Path], repeat: int, target_s: float) -> dict:
+    """Calibrates every (size, path) cell, then times `repeat` rounds of all cells.
+
+    Each round runs every cell once in a fresh random order, so drift and other
+    processes' load spread over all paths and sizes alike, and a difference
+    between sizes is not a difference between moments.
+    """
+    timers = {}
+    for label, ctx in ctxs.items():
+        timers[(label, "_loop")] = make_timer("pass", ctx)  # the timing loop's own cost
+        for p in paths:
+            timers[(label, p.key)] = make_timer(p.stmt, ctx)
+    numbers = {c: calibrate(tm, target_s) for c, tm in timers.items()}
+    samples: dict[tuple, list[float]] = {c: [] for c in timers}
+    order = list(timers)
+    rng = random.Random(0)
     for r in range(repeat):
-        # Rotate the order each round so no path always runs right after another.
-        for k in keys[r % len(keys):] + keys[: r % len(keys)]:
-            samples[k].append(timers[k].timeit(numbers[k]) / numbers[k] * 1e9)
-    return {k: {**summarize(s), "number": numbers[k], "repeat": repeat, "samples_ns": s}
-            for k, s in samples.items()}
+        rng.shuffle(order)
+        for c in order:
+            samples[c].append(timers[c].timeit(numbers[c]) / numbers[c] * 1e9)
+        if (r + 1) % max(1, repeat // 4) == 0:
+            print(f"  round {r + 1}/{repeat}", flush=True)
+    return {c: {**summarize(s), "number": numbers[c], "repeat": repeat,
+                "samples_ns": [round(x, 1) for x in s]} for c, s in samples.items()}
+
+
+def git_describe() -> str:
+    """HEAD's commit, with '+dirty' when the tree has changes (the build measured may differ)."""
+    try:
+        run = lambda *a: subprocess.run(["git", *a], capture_output=True, text=True, timeout=10,
+                                        cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+        return run("rev-parse", "--short", "HEAD") + ("+dirty" if run("status", "--porcelain") else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
 
 
 def machine_info() -> dict:
@@ -207,6 +228,9 @@ def machine_info() -> dict:
         "numpy": np.__version__,
         "torch": torch.__version__,
         "godlpack": godlpack.__version__,
+        "git": git_describe(),
+        "extension_mtime": datetime.datetime.fromtimestamp(
+            os.path.getmtime(godlpack._godlpack.__file__), datetime.timezone.utc).isoformat(timespec="seconds"),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -215,30 +239,31 @@ def fmt_ns(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
 
 
-def print_tables(res: dict, sizes: list[tuple[str, int]], paths: list[Path], ratios, flat) -> None:
+def print_tables(res: dict, sizes: list[tuple[str, int]], paths: list[Path]) -> None:
     labels = [s for s, _ in sizes]
+    flat = res["flatness"]
     w = max(len(p.label) for p in paths) + 2
     print(f"\nMedian ns per call [IQR], {res['config']['repeat']} repeats; timing loop overhead "
           + ", ".join(f"{fmt_ns(res['loop_overhead_ns'][s])}" for s in labels) + " ns (not subtracted)")
-    print(" " * w + "".join(f"{s:>17}" for s in labels) + "  flatness")
-    for kind in ("ours", "native", "probe"):
+    print(" " * w + "".join(f"{s:>17}" for s in labels) + "  flat(med) flat(p10)")
+    for kind in ("ours", "native"):
         print(f"-- {kind}")
         for p in (p for p in paths if p.kind == kind):
             cells = res["paths"][p.key]["results"]
             row = "".join(f"{fmt_ns(cells[s]['median_ns']) + ' [' + fmt_ns(cells[s]['iqr_ns']) + ']':>17}"
                           for s in labels)
-            f = flat[p.key]
-            print(f"{p.label:<{w}}{row}  {f:.3f}{'' if f <= FLATNESS_TARGET else ' !'}")
-    print(f"\nRatio ours / native (median over median; < 1 is faster than native)")
-    w2 = max(len(BY_KEY[o].label) + len(BY_KEY[n].label) for o, n in ratios) + 6
-    print(" " * w2 + "".join(f"{s:>10}" for s in labels))
-    for r in res["ratios"]:
-        name = f"{BY_KEY[r['ours']].label}  vs  {BY_KEY[r['native']].label}"
-        print(f"{name:<{w2}}" + "".join(f"{r['ratio'][s]:>10.2f}" for s in labels))
-    print(f"\nFlatness = max/min median over sizes (target <= {FLATNESS_TARGET}; '!' marks a miss).")
-    if res.get("cgo_probe_ns"):
-        print("C->Go estimate, Tensor.dtype - Tensor.ndim (one cgo call + Go's DType.String + a str): "
-              + ", ".join(f"{fmt_ns(res['cgo_probe_ns'][s])}" for s in labels) + " ns")
+            fm, fp = flat["median"][p.key], flat["p10"][p.key]
+            print(f"{p.label:<{w}}{row}  {fm:9.3f}{' ' if fm <= FLATNESS_TARGET else '!'}"
+                  f"{fp:9.3f}{'' if fp <= FLATNESS_TARGET else '!'}")
+    w2 = max(len(BY_KEY[r["ours"]].label) + len(BY_KEY[r["native"]].label) for r in res["ratios"]) + 6
+    for stat in ("median", "p10"):
+        print(f"\nRatio ours / native, {stat} over {stat} (< 1: faster than native)")
+        print(" " * w2 + "".join(f"{s:>10}" for s in labels))
+        for r in res["ratios"]:
+            name = f"{BY_KEY[r['ours']].label}  vs  {BY_KEY[r['native']].label}"
+            print(f"{name:<{w2}}" + "".join(f"{r[stat][s]:>10.2f}" for s in labels))
+    print(f"\nFlatness = max/min over sizes of the median (flat(med)) and of the fastest decile "
+          f"(flat(p10)); target <= {FLATNESS_TARGET}, '!' marks a miss.")
 
 
 def plot(res: dict, sizes: list[tuple[str, int]], paths: list[Path], png: str) -> None:
@@ -306,8 +331,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="few short repeats (smoke run), writes bench-quick.*")
     ap.add_argument("--sizes", default=DEFAULT_SIZES,
                     help=f"comma-separated: N elements or N KiB/MiB/GiB (default {DEFAULT_SIZES})")
-    ap.add_argument("--repeat", type=int, help="rounds per size (default 41, quick 7)")
-    ap.add_argument("--target-ms", type=float, help="time per repeat of one path (default 12, quick 2)")
+    ap.add_argument("--repeat", type=int, help="rounds over all paths and sizes (default 101, quick 9)")
+    ap.add_argument("--target-ms", type=float, help="time per repeat of one cell (default 4, quick 1)")
     ap.add_argument("--paths", help="regular expression selecting path keys (default all)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
                     help="output folder (default bench/results)")
@@ -316,7 +341,10 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=5.0, help="duration of --loop")
     args = ap.parse_args()
 
-    sizes = [parse_size(tok) for tok in args.sizes.split(",") if tok.strip()]
+    try:
+        sizes = [parse_size(tok) for tok in args.sizes.split(",") if tok.strip()]
+    except ValueError as e:
+        ap.error(str(e))
     if args.loop:
         if args.loop not in BY_KEY:
             ap.error(f"unknown path {args.loop!r}; one of {', '.join(BY_KEY)}")
@@ -325,8 +353,8 @@ def main() -> int:
     paths = [p for p in PATHS if not args.paths or re.search(args.paths, p.key)]
     keys = {p.key for p in paths}
     ratios = [(o, n) for o, n in RATIOS if o in keys and n in keys]
-    repeat = args.repeat or (7 if args.quick else 41)
-    target_s = (args.target_ms or (2.0 if args.quick else 12.0)) / 1e3
+    repeat = args.repeat or (9 if args.quick else 101)
+    target_s = (args.target_ms or (1.0 if args.quick else 4.0)) / 1e3
     if repeat < 2:
         ap.error("--repeat must be at least 2")
 
@@ -343,34 +371,31 @@ def main() -> int:
     print(f"godlpack bench: {len(paths)} paths x {len(sizes)} sizes, {repeat} repeats of ~{target_s * 1e3:g} ms; "
           f"{res['machine']['cpu_model']}, {res['machine']['cpu_count']} cores, load {res['machine']['load_average']}")
     t0 = time.perf_counter()
-    for label, n in sizes:
-        ctx = make_context(n)
-        zc = check_zero_copy(ctx, paths)
-        res["zero_copy"][label] = zc
-        cells = measure_size(ctx, paths, repeat, target_s)
-        res["loop_overhead_ns"][label] = cells.pop("_loop")["median_ns"]
-        for k, cell in cells.items():
-            res["paths"][k]["results"][label] = cell
-        bad = [k for k, ok in zc.items() if not ok]
-        print(f"  {label:>8}: done in {time.perf_counter() - t0:5.1f} s; zero-copy "
-              + ("OK on all paths" if not bad else "FAILED: " + ", ".join(bad)), flush=True)
-        del ctx, cells
-        gc.collect()  # frees this size's tensors before the next is allocated
+    # All sizes stay allocated (3 x 273 MiB at the default sizes) and are timed together.
+    ctxs = {label: make_context(n) for label, n in sizes}
+    for label, ctx in ctxs.items():
+        res["zero_copy"][label] = check_zero_copy(ctx, paths)
+    bad = [f"{k} at {s}" for s, zc in res["zero_copy"].items() for k, ok in zc.items() if not ok]
+    print("  zero-copy: " + ("OK on all paths and sizes" if not bad else "FAILED: " + ", ".join(bad)), flush=True)
+    for (label, key), cell in measure(ctxs, paths, repeat, target_s).items():
+        if key == "_loop":
+            res["loop_overhead_ns"][label] = cell["median_ns"]
+        else:
+            res["paths"][key]["results"][label] = cell
+    del ctxs
+    gc.collect()
 
     labels = [s for s, _ in sizes]
-    res["ratios"] = [{"ours": o, "native": n, "ratio": {s: res["paths"][o]["results"][s]["median_ns"]
-                                                        / res["paths"][n]["results"][s]["median_ns"]
-                                                        for s in labels}} for o, n in ratios]
-    flat = {}
-    for p in paths:
-        meds = [res["paths"][p.key]["results"][s]["median_ns"] for s in labels]
-        flat[p.key] = max(meds) / min(meds)
-    res["flatness"] = {"target": FLATNESS_TARGET, "max_over_min": flat}
-    if {"probe_dtype", "probe_ndim"} <= keys:
-        res["cgo_probe_ns"] = {s: res["paths"]["probe_dtype"]["results"][s]["median_ns"]
-                               - res["paths"]["probe_ndim"]["results"][s]["median_ns"] for s in labels}
+    cell = lambda key, label, stat: res["paths"][key]["results"][label][stat + "_ns"]
+    res["ratios"] = [{"ours": o, "native": n,
+                      **{stat: {s: cell(o, s, stat) / cell(n, s, stat) for s in labels} for stat in ("median", "p10")}}
+                     for o, n in ratios]
+    res["flatness"] = {"target": FLATNESS_TARGET,
+                       **{stat: {p.key: max(cell(p.key, s, stat) for s in labels)
+                                 / min(cell(p.key, s, stat) for s in labels) for p in paths}
+                          for stat in ("median", "p10")}}
     res["elapsed_s"] = time.perf_counter() - t0
-    print_tables(res, sizes, paths, ratios, flat)
+    print_tables(res, sizes, paths)
     all_zero_copy = all(all(zc.values()) for zc in res["zero_copy"].values())
     print(f"Zero-copy (result data pointer == source data pointer): {'yes, every path and size' if all_zero_copy else 'NO'}")
 

@@ -36,6 +36,22 @@ func CheckVersion(v godlpack.DLPackVersion) error {
 // ValidateVersioned checks a versioned managed tensor and returns the view it
 // describes (shape and strides copied into Go memory). It takes no ownership.
 func ValidateVersioned(m *godlpack.DLManagedTensorVersioned) (godlpack.Tensor, error) {
+	t, err := inspectVersioned(m)
+	if err != nil {
+		return godlpack.Tensor{}, err
+	}
+	return owned(t), nil
+}
+
+// CheckVersioned is ValidateVersioned without building the view: it
+// allocates nothing unless it refuses, for callers on a hot path.
+func CheckVersioned(m *godlpack.DLManagedTensorVersioned) error {
+	_, err := inspectVersioned(m)
+	return err
+}
+
+// inspectVersioned validates m; the view aliases m's shape and strides.
+func inspectVersioned(m *godlpack.DLManagedTensorVersioned) (godlpack.Tensor, error) {
 	if m == nil {
 		return godlpack.Tensor{}, godlpack.Invalid(godlpack.ErrNilPointer, "managed tensor is NULL")
 	}
@@ -43,16 +59,16 @@ func ValidateVersioned(m *godlpack.DLManagedTensorVersioned) (godlpack.Tensor, e
 		return godlpack.Tensor{}, err
 	}
 	v := godlpack.Version{Major: m.Version.Major, Minor: m.Version.Minor}
-	t, err := ValidateDLTensor(&m.DLTensor, v.Less(stridesRequired))
+	t, addr, err := inspect(&m.DLTensor, v.Less(stridesRequired))
 	if err != nil {
-		return t, err
+		return godlpack.Tensor{}, err
 	}
 	t.ReadOnly = m.Flags&godlpack.FlagReadOnly != 0
 	if t.DType.IsSubByte() && m.Flags&godlpack.FlagIsSubbyteTypePadded != 0 {
 		// Padded sub-byte elements take a whole byte each, which can make
 		// the span overflow where the packed one did not: check again.
 		t.DType.Bits = 8
-		if err := checkExtent(&t, uintptr(t.Data)); err != nil {
+		if err := checkExtent(&t, addr); err != nil {
 			return godlpack.Tensor{}, err
 		}
 	}
@@ -67,40 +83,65 @@ func ValidateLegacy(m *godlpack.DLManagedTensor) (godlpack.Tensor, error) {
 	return ValidateDLTensor(&m.DLTensor, true)
 }
 
+// CheckLegacy is ValidateLegacy without building the view.
+func CheckLegacy(m *godlpack.DLManagedTensor) error {
+	if m == nil {
+		return godlpack.Invalid(godlpack.ErrNilPointer, "managed tensor is NULL")
+	}
+	_, _, err := inspect(&m.DLTensor, true)
+	return err
+}
+
 // ValidateDLTensor checks every field of dl before anything is dereferenced
 // and copies its shape and strides. NULL strides are refused unless
 // allowNilStrides (producers older than DLPack 1.2), and then mean compact.
 func ValidateDLTensor(dl *godlpack.DLTensor, allowNilStrides bool) (godlpack.Tensor, error) {
+	t, _, err := inspect(dl, allowNilStrides)
+	if err != nil {
+		return godlpack.Tensor{}, err
+	}
+	return owned(t), nil
+}
+
+// owned copies a view's shape and strides out of the producer's memory.
+func owned(t godlpack.Tensor) godlpack.Tensor {
+	t.Shape = append(make([]int64, 0, len(t.Shape)), t.Shape...)
+	if t.Strides != nil {
+		t.Strides = append(make([]int64, 0, len(t.Strides)), t.Strides...)
+	}
+	return t
+}
+
+// inspect validates dl in place: the returned view's shape and strides alias
+// dl's arrays, so nothing is allocated unless dl is refused. It also returns
+// the producer's data address (see minDataAddress).
+func inspect(dl *godlpack.DLTensor, allowNilStrides bool) (godlpack.Tensor, uintptr, error) {
 	var t godlpack.Tensor
 	if dl == nil {
-		return t, godlpack.Invalid(godlpack.ErrNilPointer, "DLTensor is NULL")
+		return t, 0, godlpack.Invalid(godlpack.ErrNilPointer, "DLTensor is NULL")
 	}
 	if dl.NDim < 0 || dl.NDim > godlpack.MaxNDim {
-		return t, godlpack.Invalid(godlpack.ErrNDim, "ndim = %d, want 0..%d", dl.NDim, godlpack.MaxNDim)
+		return t, 0, godlpack.Invalid(godlpack.ErrNDim, "ndim = %d, want 0..%d", dl.NDim, godlpack.MaxNDim)
 	}
 	if err := checkDType(dl.DType); err != nil {
-		return t, err
+		return t, 0, err
 	}
 	dev := godlpack.DeviceOf(dl.Device)
 	if !dev.Type.Known() {
-		return t, godlpack.Invalid(godlpack.ErrDevice, "unknown device type %d", dl.Device.DeviceType)
+		return t, 0, godlpack.Invalid(godlpack.ErrDevice, "unknown device type %d", dl.Device.DeviceType)
 	}
 	if dev.ID < 0 {
-		return t, godlpack.Invalid(godlpack.ErrDevice, "negative device id %d", dev.ID)
+		return t, 0, godlpack.Invalid(godlpack.ErrDevice, "negative device id %d", dev.ID)
 	}
 	n := int(dl.NDim)
 	if n > 0 && dl.Shape == nil {
-		return t, godlpack.Invalid(godlpack.ErrNilPointer, "shape is NULL with ndim = %d", n)
+		return t, 0, godlpack.Invalid(godlpack.ErrNilPointer, "shape is NULL with ndim = %d", n)
 	}
-	t.Shape = make([]int64, n)
-	copy(t.Shape, dl.ShapeSlice())
+	t.Shape = dl.ShapeSlice()
 	if n > 0 && dl.Strides == nil && !allowNilStrides {
-		return t, godlpack.Invalid(godlpack.ErrStrides, "strides are NULL with ndim = %d (required since DLPack 1.2)", n)
+		return t, 0, godlpack.Invalid(godlpack.ErrStrides, "strides are NULL with ndim = %d (required since DLPack 1.2)", n)
 	}
-	if n > 0 && dl.Strides != nil {
-		t.Strides = make([]int64, n)
-		copy(t.Strides, dl.StridesSlice())
-	}
+	t.Strides = dl.StridesSlice()
 	t.DType = godlpack.DType{Code: dl.DType.Code, Bits: dl.DType.Bits, Lanes: dl.DType.Lanes}
 	t.Device = dev
 	// Read data as an integer first, and keep it only when it can be a real
@@ -111,9 +152,9 @@ func ValidateDLTensor(dl *godlpack.DLTensor, allowNilStrides bool) (godlpack.Ten
 	}
 	t.ByteOffset = dl.ByteOffset
 	if err := checkExtent(&t, addr); err != nil {
-		return godlpack.Tensor{}, err
+		return godlpack.Tensor{}, 0, err
 	}
-	return t, nil
+	return t, addr, nil
 }
 
 func checkDType(d godlpack.DLDataType) error {
