@@ -443,6 +443,7 @@ func fuzzOne(t *testing.T, in []byte) {
 	if v.Calls() != 0 {
 		t.Fatalf("ValidateVersioned called the deleter")
 	}
+	sameVerdict(t, "versioned", consumer.CheckVersioned(v.M), consumer.CheckVersionedC(v.M))
 	tt, err := consumer.ImportVersioned(v.M)
 	if err != nil {
 		if tt != nil {
@@ -480,6 +481,7 @@ func fuzzOne(t *testing.T, in []byte) {
 		l.M.Deleter = nil
 	}
 	e = model(&c, &l.M.DLTensor, false, godlpack.DLPackVersion{}, 0, dataAddr)
+	sameVerdict(t, "legacy", consumer.CheckLegacy(l.M), consumer.CheckLegacyC(l.M))
 	tt, err = consumer.ImportLegacy(l.M)
 	if err != nil {
 		checkRefusal(t, "legacy", err, e)
@@ -494,6 +496,23 @@ func fuzzOne(t *testing.T, in []byte) {
 	}
 	if got := l.Calls(); got != wantCalls {
 		t.Fatalf("legacy: deleter called %d times, want %d", got, wantCalls)
+	}
+}
+
+// sameVerdict requires the Go validator and its C twin (validate.c, used by
+// the CPython module) to accept the same tensors and refuse the others for
+// the same kind of reason.
+func sameVerdict(t *testing.T, what string, goErr, cErr error) {
+	t.Helper()
+	if (goErr == nil) != (cErr == nil) {
+		t.Fatalf("%s: Go says %v, C says %v", what, goErr, cErr)
+	}
+	if goErr == nil {
+		return
+	}
+	var g, c *godlpack.InvalidTensorError
+	if !errors.As(goErr, &g) || !errors.As(cErr, &c) || g.Kind != c.Kind {
+		t.Fatalf("%s: Go refuses with %v, C with %v", what, goErr, cErr)
 	}
 }
 

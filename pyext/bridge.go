@@ -26,23 +26,6 @@ func putError(buf *C.char, n C.int, msg string) {
 	b[k] = 0
 }
 
-// gdlValidate checks an imported managed tensor before C reads it.
-//
-//export gdlValidate
-func gdlValidate(m unsafe.Pointer, versioned C.int, errBuf *C.char, errLen C.int) C.int {
-	var err error
-	if versioned != 0 {
-		_, err = consumer.ValidateVersioned((*godlpack.DLManagedTensorVersioned)(m))
-	} else {
-		_, err = consumer.ValidateLegacy((*godlpack.DLManagedTensor)(m))
-	}
-	if err != nil {
-		putError(errBuf, errLen, strings.TrimPrefix(err.Error(), "godlpack: "))
-		return 1
-	}
-	return 0
-}
-
 // gdlCopyCompact copies a validated view into dst (compact row-major).
 //
 //export gdlCopyCompact

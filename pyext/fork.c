@@ -1,9 +1,10 @@
 /* fork() safety. The Go runtime does not survive fork(): in the child only
  * the forking thread exists, and the first garbage collection hangs. So after
- * a fork nothing crosses into Go any more; paths that need Go raise a
- * RuntimeError instead of hanging, and everything written in C (imports,
+ * a fork nothing crosses into Go any more: paths that need Go (allocation by
+ * the producer, copies, Go statistics) raise a RuntimeError instead of
+ * hanging, and everything in C keeps working: imports (validated in C),
  * exports, tensors inherited from the parent, the dtype names cached at
- * import time) keeps working, except validation, which is Go. */
+ * import time. */
 #include <pthread.h>
 #include <string.h>
 #include "gdl.h"

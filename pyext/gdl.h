@@ -9,6 +9,7 @@
 #include "godlpack/dlpack.h"
 #include "owner.h"
 #include "capsule.h"
+#include "validate.h"
 
 #define GDL_INLINE_DIMS 8
 
@@ -68,7 +69,6 @@ PyObject* gdl_device_obj(DLDevice d); /* godlpack.Device named tuple */
 int gdl_cpu_accessible(int32_t device_type);
 
 /* Go bridge (bridge.go), declared here to keep C self-contained. */
-extern int gdlValidate(void* managed, int versioned, char* err, int errlen);
 extern int gdlCopyCompact(DLTensor* view, void* dst, char* err, int errlen);
 extern void* gdlCreate(int kind, char* dtype, int ndim, int64_t* shape, double re, double im,
                        double start, double stop, double step, int64_t i0, int64_t i1, int64_t i2, char* err,

@@ -4,7 +4,7 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../producer -I${SRCDIR}/../capsule -O2 -Wall -Wno-unused-parameter
+#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../producer -I${SRCDIR}/../capsule -I${SRCDIR}/../consumer -O2 -Wall -Wno-unused-parameter
 // The CPython API is resolved when the interpreter loads the module; this
 // also lets a plain `go build ./...` link the package as an executable.
 #cgo LDFLAGS: -Wl,--unresolved-symbols=ignore-all

@@ -51,11 +51,10 @@ PyObject* gdl_tensor_from_managed(void* managed, int versioned) {
     }
     return PyErr_NoMemory();
   }
-  if (!gdl_go_ready()) {
-    gdl_owner_decref(owner);
-    return NULL;
-  }
-  if (gdlValidate(managed, versioned, err, sizeof err) != 0) {
+  /* The C twin of consumer.CheckVersioned/CheckLegacy (consumer/validate.c,
+   * fuzzed against the Go one): no C->Go crossing on the import path. */
+  int bad = versioned ? gdl_check_versioned(managed, err, sizeof err) : gdl_check_legacy(managed, err, sizeof err);
+  if (bad) {
     gdl_owner_decref(owner);
     PyErr_SetString(PyExc_BufferError, err);
     return NULL;

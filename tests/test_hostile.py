@@ -138,10 +138,10 @@ def test_fork_child_gets_a_clear_error_not_a_hang():
         import multiprocessing as mp, numpy as np, godlpack
 
         def child(q):
-            inherited = q_parent_tensor  # C-only paths still work in the child
-            out = [np.from_dlpack(inherited).tolist()]
+            inherited = q_parent_tensor  # what is written in C works in the child
+            out = [np.from_dlpack(inherited).tolist(), godlpack.from_dlpack(np.arange(2.0)).tolist()]
             try:
-                godlpack.from_dlpack(np.arange(3.0))
+                godlpack.zeros(3)  # Go allocation: a clear error, not a hang
             except RuntimeError as e:
                 out.append("fork" in str(e))
             q.put(out)
@@ -156,7 +156,7 @@ def test_fork_child_gets_a_clear_error_not_a_hang():
         print(p.exitcode)
     """)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["[[0,", "1,", "2],", "True]", "0"]
+    assert r.stdout.split() == ["[[0,", "1,", "2],", "[0.0,", "1.0],", "True]", "0"]
 
 
 def test_spawned_children_work_fully(tmp_path):
