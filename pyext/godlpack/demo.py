@@ -44,7 +44,7 @@ def run(argv: list[str] | None = None) -> int:
     cap = a.__dlpack__(max_version=(1, 3))
     print(f"2. a.__dlpack__(max_version=(1, 3)) -> capsule {capsule_name(cap)!r}")
     g = godlpack.from_dlpack(cap)
-    print(f"   godlpack.from_dlpack(capsule): capsule is now {capsule_name(cap)!r}; Go validated and owns it")
+    print(f"   godlpack.from_dlpack(capsule): capsule is now {capsule_name(cap)!r}; godlpack validated and owns it")
     print(f"   {g!r} data_ptr=0x{g.data_ptr:x} same={g.data_ptr == ptr}")
     del cap
     print(f"   NumPy's export holds a reference to the array: refcount {base_refs} -> {sys.getrefcount(a)}")
