@@ -12,26 +12,11 @@ import numpy as np
 import pytest
 
 import godlpack
+from dtypes import NUMPY_DTYPES as ALL_NUMPY
 from ctypes_producer import CtypesProducer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-ALL_NUMPY = [
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
 
 
 # --- properties -------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import godlpack
+from dtypes import JAX_DTYPES
 from conftest import live
 from ctypes_producer import CtypesProducer
 
@@ -25,23 +26,6 @@ def x64():
     yield
     jax.config.update("jax_enable_x64", old)
 
-JAX_DTYPES = [
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "bfloat16",
-    "complex64",
-    "complex128",
-]
 
 
 def buffer_pointer(x):

@@ -8,23 +8,8 @@ import numpy as np
 import pytest
 
 import godlpack
+from dtypes import NUMPY_DTYPES
 
-NUMPY_DTYPES = [
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
 
 
 def sample(dtype: str, shape=(3, 5)) -> np.ndarray:
