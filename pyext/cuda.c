@@ -174,8 +174,15 @@ static void release_cuda(gdl_owner* o) {
   free(c);
 }
 
-/* A copy of t's bytes on another side of the bus, keeping its strides. */
+/* A copy of t's bytes on another side of the bus, keeping its strides. Only
+ * CUDA device memory and host-visible memory can be copied here. */
 static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
+  int32_t from = t->view.device.device_type;
+  if ((from != kDLCUDA && !gdl_cpu_accessible(from)) || (to.device_type != kDLCUDA && to.device_type != kDLCPU)) {
+    PyErr_Format(PyExc_BufferError, "godlpack copies only between CUDA and host memory, not from device type %d "
+                 "to %d", (int)from, (int)to.device_type);
+    return NULL;
+  }
   if (ready() != 0) return NULL;
   int64_t lo, hi;
   byte_span(t, &lo, &hi);
@@ -202,8 +209,7 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
       owner = &c->base;
       base = (void*)(uintptr_t)d;
       if (n) {
-        r = gdl_cuda_stream_device(t->view.device.device_type) ? cu.MemcpyDtoD(d, (CUdeviceptr)(first + lo), n)
-                                                               : cu.MemcpyHtoD(d, first + lo, n);
+        r = from == kDLCUDA ? cu.MemcpyDtoD(d, (CUdeviceptr)(first + lo), n) : cu.MemcpyHtoD(d, first + lo, n);
       }
     } else {
       free(c);

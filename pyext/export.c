@@ -152,8 +152,8 @@ PyObject* gdl_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, PyO
   /* Host-visible memory can be handed to a CPU consumer as it is. */
   int relabel = !same && want.device_type == kDLCPU && want.device_id == 0 && gdl_cpu_accessible(dev.device_type);
   if (!same && !relabel) {
-    int movable = (want.device_type == kDLCPU && gdl_cuda_stream_device(dev.device_type)) ||
-                  (gdl_cuda_stream_device(want.device_type) && gdl_cpu_accessible(dev.device_type));
+    int movable = (want.device_type == kDLCPU && dev.device_type == kDLCUDA) ||
+                  (want.device_type == kDLCUDA && gdl_cpu_accessible(dev.device_type));
     if (!movable || a.copy == Py_False) {
       PyErr_Format(PyExc_BufferError, "cannot export a tensor on device (%d, %d) to device (%d, %d)%s",
                    (int)dev.device_type, (int)dev.device_id, (int)want.device_type, (int)want.device_id,

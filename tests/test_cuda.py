@@ -189,3 +189,11 @@ def test_cupy_round_trip_zero_copy():
     del a, b, t
     gc.collect()
     assert _godlpack._live() == (0, 0)
+
+
+def test_rocm_memory_is_never_copied_by_the_cuda_driver():
+    _, t = fake_gpu((ROCM, 0))
+    with pytest.raises(BufferError, match="cannot export"):
+        t.__dlpack__(max_version=(1, 3), dl_device=(1, 0))
+    with pytest.raises(BufferError, match="only between CUDA and host"):
+        t.__dlpack__(max_version=(1, 3), stream=-1, copy=True)
