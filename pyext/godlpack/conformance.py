@@ -650,5 +650,5 @@ def main(argv: list[str]) -> int:
     else:
         print(format_table(results))
         counts = {s: sum(r.status == s for r in results) for s in ("PASS", "FAIL", "N/A")}
-        print(f"\n{counts['PASS']} passed, {counts['FAIL']} failed, {counts['N/A']} not applicable")
+        print(f"\nchecks: PASS {counts['PASS']}, FAIL {counts['FAIL']}, N/A {counts['N/A']}")
     return 1 if any(r.status == "FAIL" for r in results) else 0
