@@ -60,6 +60,7 @@ PATHS = [
     Path("np_from_gdl", "np.from_dlpack(godlpack)", "ours", "nf(g)", "a"),
     Path("rt_np_gdl_np", "np -> godlpack -> np", "ours", "nf(gf(a))", "a"),
     Path("gdl_from_torch", "godlpack.from_dlpack(torch)", "ours", "gf(t)", "t"),
+    Path("gdl_from_torch_dl", "godlpack.from_dlpack(torch) via __dlpack__", "ours", "gf(t, device=cpu)", "t"),
     Path("torch_from_gdl", "torch.from_dlpack(godlpack)", "ours", "tf(g)", "a"),
     Path("rt_torch_gdl_torch", "torch -> godlpack -> torch", "ours", "tf(gf(t))", "t"),
     Path("gdl_dlpack", "Tensor.__dlpack__()", "ours", "gdl()", "a"),
@@ -83,6 +84,8 @@ RATIOS = [
     ("gdl_from_np", "np_from_np"),
     ("np_from_gdl", "np_from_np"),
     ("gdl_from_torch", "np_from_torch"),
+    ("gdl_from_torch", "gdl_from_torch_dl"),  # the C exchange API against __dlpack__, same consumer
+    ("gdl_from_torch_dl", "np_from_torch"),
     ("torch_from_gdl", "torch_from_np"),
     ("gdl_dlpack", "np_dlpack"),
     ("gdl_dlpack_v", "np_dlpack_v"),
@@ -127,7 +130,8 @@ def make_context(n: int) -> dict:
     t = torch.ones(n, dtype=torch.float32)
     g = godlpack.from_dlpack(a)
     z = godlpack.zeros((n,), "float32")
-    return dict(a=a, t=t, g=g, z=z, gdl=g.__dlpack__, adl=a.__dlpack__, mv=MAX_VERSION,
+    # device=cpu makes godlpack.from_dlpack take the __dlpack__ path, not the exchange API.
+    return dict(a=a, t=t, g=g, z=z, gdl=g.__dlpack__, adl=a.__dlpack__, mv=MAX_VERSION, cpu=(1, 0),
                 nf=np.from_dlpack, gf=godlpack.from_dlpack, tf=torch.from_dlpack)
 
 
