@@ -95,9 +95,7 @@ gdl_owner* gdl_owner_go(uintptr_t handle) {
 
 /* --- fresh managed tensors --------------------------------------------- */
 
-/* Copy shape and strides to dims (2*ndim slots), computing compact strides
- * when the view has none. */
-static void fill_dims(DLTensor* dst, const DLTensor* view, int64_t* dims) {
+void gdl_fill_dims(DLTensor* dst, const DLTensor* view, int64_t* dims) {
   int32_t n = view->ndim;
   *dst = *view;
   dst->shape = dims;
@@ -138,7 +136,7 @@ DLManagedTensorVersioned* gdl_export_versioned(const DLTensor* view, uint64_t fl
   m->manager_ctx = owner;
   m->deleter = gdl_deleter_versioned;
   m->flags = flags;
-  fill_dims(&m->dl_tensor, view, (int64_t*)(m + 1));
+  gdl_fill_dims(&m->dl_tensor, view, (int64_t*)(m + 1));
   gdl_owner_incref(owner);
   __atomic_add_fetch(&live_exports, 1, __ATOMIC_RELAXED);
   return m;
@@ -150,7 +148,7 @@ DLManagedTensor* gdl_export_legacy(const DLTensor* view, gdl_owner* owner) {
   if (m == NULL) return NULL;
   m->manager_ctx = owner;
   m->deleter = gdl_deleter_legacy;
-  fill_dims(&m->dl_tensor, view, (int64_t*)(m + 1));
+  gdl_fill_dims(&m->dl_tensor, view, (int64_t*)(m + 1));
   gdl_owner_incref(owner);
   __atomic_add_fetch(&live_exports, 1, __ATOMIC_RELAXED);
   return m;

@@ -34,6 +34,10 @@ gdl_owner* gdl_owner_go(uintptr_t handle);
  * Go-memory owners are leaked instead of released. */
 void gdl_owner_forked(void);
 
+/* Copies view to dst with shape and strides in dims (2*ndim slots), filling
+ * in compact row-major strides when the view has none (pre-1.2 producers). */
+void gdl_fill_dims(DLTensor* dst, const DLTensor* view, int64_t* dims);
+
 /* Fresh managed tensors describing view; each holds one new reference to
  * owner, which its deleter drops. shape/strides are copied (strides are always
  * filled in, as DLPack 1.2 requires). Return NULL only when out of memory. */

@@ -22,18 +22,7 @@ PyObject* gdl_tensor_new(gdl_owner* owner, const DLTensor* view, uint64_t flags)
     Py_DECREF(t);
     return PyErr_NoMemory();
   }
-  if (n > 0) memcpy(t->dims, view->shape, (size_t)n * sizeof(int64_t));
-  if (n > 0 && view->strides != NULL) {
-    memcpy(t->dims + n, view->strides, (size_t)n * sizeof(int64_t));
-  } else {
-    int64_t acc = 1; /* compact row-major, for pre-1.2 producers */
-    for (int32_t i = n - 1; i >= 0; i--) {
-      t->dims[n + i] = acc;
-      if (t->dims[i] > 0) acc *= t->dims[i];
-    }
-  }
-  t->view.shape = t->dims;
-  t->view.strides = t->dims + n;
+  gdl_fill_dims(&t->view, view, t->dims);
   return (PyObject*)t;
 }
 
