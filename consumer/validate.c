@@ -84,7 +84,8 @@ static int check_extent(const DLTensor* t, uint8_t bits, char* msg, size_t n) {
     }
   }
   int64_t per = (int64_t)bits * t->dtype.lanes, lo_bits, hi_bits;
-  if (!mul_ok(-lo, per, &lo_bits) || !mul_ok(hi + 1, per, &hi_bits))
+  /* Go's abs64(INT64_MIN) and ehi+1 wrap to negative and are then refused. */
+  if (lo == INT64_MIN || hi == INT64_MAX || !mul_ok(-lo, per, &lo_bits) || !mul_ok(hi + 1, per, &hi_bits))
     return refuse(msg, n, GDL_E_OVERFLOW, "byte span of the view overflows");
   uint64_t lo_bytes = (uint64_t)(lo_bits / 8 + (lo_bits % 8 != 0)), hi_bytes = (uint64_t)((hi_bits + 7) / 8);
   uintptr_t addr = (uintptr_t)t->data;

@@ -71,11 +71,15 @@ static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
       t->bufdims[n + i] = (Py_ssize_t)(t->dims[n + i] * itemsize);
     }
   }
-  Py_ssize_t count = 1;
-  for (int32_t i = 0; i < n; i++) count *= (Py_ssize_t)t->dims[i];
+  Py_ssize_t count = 1, len;
+  for (int32_t i = 0; i < n; i++) count *= (Py_ssize_t)t->dims[i]; /* validated: fits int64 */
+  if (__builtin_mul_overflow(count, itemsize, &len)) {
+    PyErr_SetString(PyExc_BufferError, "the view's length in bytes overflows (a broadcast view?)");
+    return -1;
+  }
   view->buf = (char*)t->view.data + t->view.byte_offset;
   view->obj = Py_NewRef(obj);
-  view->len = count * itemsize;
+  view->len = len;
   view->itemsize = itemsize;
   view->readonly = (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
   view->ndim = n;

@@ -121,7 +121,8 @@ static void leave(void) {
 static CUstream stream_handle(intptr_t s) { return (CUstream)s; } /* 1 legacy, 2 per-thread: CUDA's own values */
 
 int gdl_stream_sync(DLDevice dev, intptr_t from, intptr_t to) {
-  if (to == -1 || from == to || !gdl_cuda_stream_device(dev.device_type)) return 0;
+  /* -1 on either side: the data was (or is to be) taken without synchronising. */
+  if (to == -1 || from == -1 || from == to || !gdl_cuda_stream_device(dev.device_type)) return 0;
   if (dev.device_type == kDLROCM) {
     PyErr_SetString(PyExc_BufferError, "godlpack cannot synchronise ROCm streams; pass stream=-1");
     return -1;
@@ -141,6 +142,17 @@ int gdl_stream_sync(DLDevice dev, intptr_t from, intptr_t to) {
 }
 
 int gdl_cuda_stream_device(int32_t t) { return t == kDLCUDA || t == kDLCUDAManaged || t == kDLROCM; }
+
+int gdl_host_sync(DLDevice dev, intptr_t stream) {
+  if (stream == -1 || (dev.device_type != kDLCUDA && dev.device_type != kDLCUDAManaged)) return 0;
+  pthread_once(&load_once, load);
+  if (!cu.ok) return 0; /* no driver in this process: no GPU work can be in flight */
+  CUresult r = enter(dev.device_id);
+  if (r != 0) return fail("context setup", r);
+  r = cu.StreamSynchronize(stream_handle(stream));
+  leave();
+  return r == 0 ? 0 : fail("stream synchronize", r);
+}
 
 /* The bytes [lo, hi) a view touches, relative to its first element. */
 static void byte_span(const GdlTensor* t, int64_t* lo, int64_t* hi) {
@@ -183,6 +195,10 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
                  "to %d", (int)from, (int)to.device_type);
     return NULL;
   }
+  if ((int)t->view.dtype.bits * t->view.dtype.lanes % 8 != 0) {
+    PyErr_SetString(PyExc_BufferError, "godlpack cannot copy sub-byte (float4/float6) tensors across devices");
+    return NULL;
+  }
   if (ready() != 0) return NULL;
   int64_t lo, hi;
   byte_span(t, &lo, &hi);
@@ -191,8 +207,9 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
   int32_t gpu = to.device_type == kDLCPU ? t->view.device.device_id : to.device_id;
   CUresult r = enter(gpu);
   if (r != 0) return fail("context setup", r), NULL;
-  /* The producer's work on its stream must be done before we read. */
-  r = to.device_type == kDLCPU ? cu.StreamSynchronize(stream_handle(stream)) : 0;
+  /* The producer's work on its stream must be done before we read, whichever
+   * way the copy goes (stream -1: the caller asked for no synchronisation). */
+  r = stream != -1 && gdl_cuda_stream_device(from) ? cu.StreamSynchronize(stream_handle(stream)) : 0;
   gdl_owner* owner = NULL;
   void* base = NULL;
   if (r == 0 && to.device_type == kDLCPU) {

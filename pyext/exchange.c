@@ -62,6 +62,10 @@ static int check_tensor(void* obj) {
 
 static int ex_from_py(void* obj, DLManagedTensorVersioned** out) {
   if (check_tensor(obj) != 0) return -1;
+  if (out == NULL) {
+    PyErr_SetString(PyExc_ValueError, "godlpack exchange API: NULL out");
+    return -1;
+  }
   GdlTensor* t = obj;
   *out = gdl_export_versioned(&t->view, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY, t->owner);
   if (*out == NULL) {
@@ -76,6 +80,11 @@ static int ex_to_py(DLManagedTensorVersioned* m, void** out) {
     PyErr_SetString(PyExc_BufferError, "godlpack exchange API: NULL managed tensor");
     return -1;
   }
+  if (out == NULL) { /* the tensor is stolen all the same */
+    if (m->deleter) m->deleter(m);
+    PyErr_SetString(PyExc_ValueError, "godlpack exchange API: NULL out_py_object");
+    return -1;
+  }
   PyObject* r = gdl_tensor_from_managed(m, 1);
   if (r == NULL) return -1;
   *out = r;
@@ -84,6 +93,10 @@ static int ex_to_py(DLManagedTensorVersioned* m, void** out) {
 
 static int ex_dltensor(void* obj, DLTensor* out) {
   if (check_tensor(obj) != 0) return -1;
+  if (out == NULL) {
+    PyErr_SetString(PyExc_ValueError, "godlpack exchange API: NULL out");
+    return -1;
+  }
   *out = ((GdlTensor*)obj)->view; /* non-owning: valid while obj lives */
   return 0;
 }
@@ -91,6 +104,10 @@ static int ex_dltensor(void* obj, DLTensor* out) {
 static int ex_stream(DLDeviceType type, int32_t id, void** out) {
   (void)type;
   (void)id;
+  if (out == NULL) {
+    PyErr_SetString(PyExc_ValueError, "godlpack exchange API: NULL out_current_stream");
+    return -1;
+  }
   *out = NULL; /* godlpack launches no device work: the default stream */
   return 0;
 }

@@ -164,7 +164,9 @@ PyObject* gdl_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, PyO
     if (c != NULL && gdl_stream_sync(want, 1, stream) != 0) Py_CLEAR(c); /* the copy ran on the legacy stream */
     return export_copy(c, versioned);
   }
-  if (gdl_stream_sync(dev, self->stream, stream) != 0) return NULL;
+  /* A consumer on the device waits on its stream; one on the host waits here. */
+  if (relabel ? gdl_host_sync(dev, stream == -1 ? -1 : self->stream) : gdl_stream_sync(dev, self->stream, stream))
+    return NULL;
   if (a.copy == Py_True) {
     return export_copy(gdl_cpu_accessible(dev.device_type) ? gdl_tensor_copy(self, 0)
                                                              : gdl_cuda_copy(self, dev, self->stream),

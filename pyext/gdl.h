@@ -59,6 +59,7 @@ PyObject* gdl_dtype_name(DLDataType dt); /* new ref */
  * numbering: 1 legacy default, 2 per-thread default, -1 no sync, else a handle. */
 int gdl_cuda_stream_device(int32_t device_type); /* device types with streams */
 int gdl_stream_sync(DLDevice dev, intptr_t from, intptr_t to); /* 0, or -1 + BufferError */
+int gdl_host_sync(DLDevice dev, intptr_t stream); /* host waits for stream (CUDA only) */
 PyObject* gdl_cuda_copy(GdlTensor* t, DLDevice to, intptr_t stream); /* IS_COPIED copy */
 PyObject* gdl_cuda_status(PyObject* mod, PyObject* unused);
 

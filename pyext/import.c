@@ -96,7 +96,14 @@ static int stream_for_producer(PyObject* obj, PyObject* stream, PyObject** arg, 
     dev = ((GdlTensor*)obj)->view.device;
   } else if (!PyCapsule_CheckExact(obj)) {
     PyObject* d = PyObject_CallMethodNoArgs(obj, GDL.s_dlpack_device);
-    if (d == NULL) return -1;
+    if (d == NULL) {
+      if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%.200s has no __dlpack_device__, needed to pass a stream",
+                     Py_TYPE(obj)->tp_name);
+      }
+      return -1;
+    }
     int r = gdl_parse_device(d, &dev);
     Py_DECREF(d);
     if (r != 0) return -1;
@@ -160,10 +167,12 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
                                                             : gdl_cuda_copy(t, t->view.device, t->stream);
     }
     if (stream_arg != NULL && gdl_stream_sync(t->view.device, t->stream, stream_id) != 0) return NULL;
+    int relabel = device != Py_None && !same_device(want, t->view.device);
+    if (relabel && gdl_host_sync(t->view.device, t->stream) != 0) return NULL; /* the CPU reads it next */
     gdl_owner_incref(t->owner);
     result = gdl_tensor_new(t->owner, &t->view, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
     if (result) ((GdlTensor*)result)->stream = stream_arg ? stream_id : t->stream;
-    if (result && device != Py_None) ((GdlTensor*)result)->view.device = want;
+    if (result && relabel) ((GdlTensor*)result)->view.device = want;
     return result;
   }
   int versioned = 1;
@@ -183,20 +192,25 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
   GdlTensor* t = (GdlTensor*)result;
   t->stream = stream_id;
   if (device != Py_None && !same_device(want, t->view.device)) {
-    if (want.device_type == kDLCPU && want.device_id == 0 && gdl_cpu_accessible(t->view.device.device_type)) {
+    DLDevice got = t->view.device;
+    if (want.device_type == kDLCPU && want.device_id == 0 && gdl_cpu_accessible(got.device_type)) {
+      if (gdl_host_sync(got, t->stream) != 0) { /* managed memory: the CPU reads it next */
+        Py_DECREF(result);
+        return NULL;
+      }
       t->view.device = want;
     } else {
-      Py_DECREF(result);
+      Py_DECREF(result); /* may run the producer's deleter: t is gone after this */
       PyErr_Format(PyExc_BufferError, "producer returned a tensor on device (%d, %d), not the requested (%d, %d)",
-                   (int)t->view.device.device_type, (int)t->view.device.device_id, (int)want.device_type,
-                   (int)want.device_id);
+                   (int)got.device_type, (int)got.device_id, (int)want.device_type, (int)want.device_id);
       return NULL;
     }
   }
   int copied = (t->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
   if (copy == Py_True && !copied) {
     /* The producer could not copy for us (legacy, or it ignored copy=True). */
-    PyObject* c = gdl_tensor_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);
+    PyObject* c = gdl_cpu_accessible(t->view.device.device_type) ? gdl_tensor_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED)
+                                                                 : gdl_cuda_copy(t, t->view.device, t->stream);
     Py_DECREF(result);
     return c;
   }

@@ -141,20 +141,35 @@ static PyObject* probe_make(PyObject* mod, PyObject* args) {
     free(sh);
     return NULL;
   }
+  const char* name = versioned ? GDL_NAME_VERSIONED : GDL_NAME_LEGACY;
+  if (name_obj != Py_None) {
+    /* Capsules keep the name pointer: intern it for the process lifetime. */
+    PyObject* interned = PyUnicode_FromObject(name_obj);
+    if (interned != NULL) PyUnicode_InternInPlace(&interned);
+    name = interned ? PyUnicode_AsUTF8(interned) : NULL; /* kept alive by the intern table */
+    if (name == NULL) {
+      free(sh), free(st);
+      return NULL;
+    }
+  }
   size_t head = versioned ? sizeof(DLManagedTensorVersioned) : sizeof(DLManagedTensor);
-  void* m = calloc(1, head + 2 * 64 * sizeof(int64_t) + 2 * 65 * sizeof(int64_t));
-  int64_t* dims = (int64_t*)((char*)m + head);
+  void* m = calloc(1, head + 2 * 65 * sizeof(int64_t));
   void* buf = NULL;
-  if (data != Py_None) {
-    char* bytes;
-    Py_ssize_t len;
+  char* bytes = NULL;
+  Py_ssize_t len = 0;
+  if (m != NULL && data != Py_None) {
     if (PyBytes_AsStringAndSize(data, &bytes, &len) != 0) {
       free(sh), free(st), free(m);
       return NULL;
     }
     buf = malloc(len > 0 ? (size_t)len : 1);
-    memcpy(buf, bytes, (size_t)len);
+    if (buf != NULL) memcpy(buf, bytes, (size_t)len);
   }
+  if (m == NULL || (data != Py_None && buf == NULL)) {
+    free(sh), free(st), free(m), free(buf);
+    return PyErr_NoMemory();
+  }
+  int64_t* dims = (int64_t*)((char*)m + head);
   if (sh) memcpy(dims, sh, (size_t)(ns < 64 ? ns : 64) * sizeof(int64_t));
   if (st) memcpy(dims + 65, st, (size_t)(nt < 64 ? nt : 64) * sizeof(int64_t));
   free(sh);
@@ -188,38 +203,43 @@ static PyObject* probe_make(PyObject* mod, PyObject* args) {
     PyErr_SetString(PyExc_RuntimeError, "too many probes");
     return NULL;
   }
-  const char* name = versioned ? GDL_NAME_VERSIONED : GDL_NAME_LEGACY;
-  if (name_obj != Py_None) {
-    /* Capsules keep the name pointer: intern it for the process lifetime. */
-    PyObject* interned = PyUnicode_FromObject(name_obj);
-    if (interned == NULL) return NULL;
-    PyUnicode_InternInPlace(&interned);
-    name = PyUnicode_AsUTF8(interned); /* kept alive by the intern table (leaked ref) */
-  }
   PyObject* cap = PyCapsule_New(m, name, gdl_capsule_destructor);
-  if (cap == NULL) return NULL;
+  if (cap == NULL) { /* nobody owns it: delete it through the probe (counted) */
+    if (versioned) probe_deleter_v(m);
+    else probe_deleter_l(m);
+    return NULL;
+  }
   return Py_BuildValue("(Ni)", cap, token);
 }
 
-static void* capsule_pointer(PyObject* cap, int* versioned) {
-  if (!PyCapsule_CheckExact(cap)) {
-    PyErr_SetString(PyExc_TypeError, "expected a PyCapsule");
-    return NULL;
+/* The managed tensor of a DLPack capsule, used or not; anything else is
+ * refused (other capsules point at other things). */
+static void* capsule_pointer(PyObject* cap, int* versioned, int* used) {
+  const char* names[4] = {GDL_NAME_VERSIONED, GDL_NAME_LEGACY, GDL_NAME_USED_VERSIONED, GDL_NAME_USED_LEGACY};
+  if (PyCapsule_CheckExact(cap)) {
+    const char* name = PyCapsule_GetName(cap);
+    for (int i = 0; name != NULL && i < 4; i++) {
+      if (strcmp(name, names[i]) == 0) {
+        *versioned = i % 2 == 0;
+        *used = i >= 2;
+        return PyCapsule_GetPointer(cap, name);
+      }
+    }
   }
-  const char* name = PyCapsule_GetName(cap);
-  if (name == NULL) {
-    PyErr_SetString(PyExc_ValueError, "capsule has no name");
-    return NULL;
-  }
-  *versioned = strstr(name, "versioned") != NULL;
-  return PyCapsule_GetPointer(cap, name);
+  PyErr_Clear();
+  PyErr_SetString(PyExc_TypeError, "expected a DLPack capsule (dltensor, dltensor_versioned or used_...)");
+  return NULL;
 }
 
 /* _probe_intercept(capsule) -> token: counts calls of its deleter from now on. */
 static PyObject* probe_intercept(PyObject* mod, PyObject* cap) {
-  int versioned;
-  void* m = capsule_pointer(cap, &versioned);
+  int versioned, used;
+  void* m = capsule_pointer(cap, &versioned, &used);
   if (m == NULL) return NULL;
+  if (used) {
+    PyErr_SetString(PyExc_ValueError, "a used capsule's tensor belongs to its consumer: not intercepted");
+    return NULL;
+  }
   void** slot = versioned ? (void**)&((DLManagedTensorVersioned*)m)->deleter : (void**)&((DLManagedTensor*)m)->deleter;
   if (*slot == NULL) {
     PyErr_SetString(PyExc_ValueError, "the managed tensor has no deleter to intercept");
@@ -234,36 +254,45 @@ static PyObject* probe_intercept(PyObject* mod, PyObject* cap) {
   return PyLong_FromLong(token);
 }
 
+/* Sets d[key] = value, stealing value; remembers a failure in *ok. */
+static void put(PyObject* d, const char* key, PyObject* value, int* ok) {
+  if (value == NULL || PyDict_SetItemString(d, key, value) != 0) *ok = 0;
+  Py_XDECREF(value);
+}
+
 /* _probe_inspect(capsule) -> dict of the managed tensor's fields (unowned). */
 static PyObject* probe_inspect(PyObject* mod, PyObject* cap) {
-  int versioned;
-  void* m = capsule_pointer(cap, &versioned);
+  int versioned, used, ok = 1;
+  void* m = capsule_pointer(cap, &versioned, &used);
   if (m == NULL) return NULL;
   PyObject* d = PyDict_New();
   if (d == NULL) return NULL;
   DLTensor* t;
   if (versioned) {
     DLManagedTensorVersioned* v = m;
-    PyDict_SetItemString(d, "version", Py_BuildValue("(II)", v->version.major, v->version.minor));
-    PyDict_SetItemString(d, "flags", PyLong_FromUnsignedLongLong(v->flags));
-    if (v->version.major != 1) return d; /* unknown layout past the header */
+    put(d, "version", Py_BuildValue("(II)", v->version.major, v->version.minor), &ok);
+    put(d, "flags", PyLong_FromUnsignedLongLong(v->flags), &ok);
+    if (v->version.major != 1) return ok ? d : (Py_DECREF(d), NULL); /* unknown layout past the header */
     t = &v->dl_tensor;
   } else {
     t = &((DLManagedTensor*)m)->dl_tensor;
   }
-  PyDict_SetItemString(d, "pointer", PyLong_FromVoidPtr(m));
-  PyDict_SetItemString(d, "versioned", PyBool_FromLong(versioned));
-  PyDict_SetItemString(d, "data", PyLong_FromVoidPtr(t->data));
-  PyDict_SetItemString(d, "ndim", PyLong_FromLong(t->ndim));
-  PyDict_SetItemString(d, "byte_offset", PyLong_FromUnsignedLongLong(t->byte_offset));
-  PyDict_SetItemString(d, "device", Py_BuildValue("(ii)", (int)t->device.device_type, t->device.device_id));
-  PyDict_SetItemString(d, "dtype", Py_BuildValue("(iii)", t->dtype.code, t->dtype.bits, t->dtype.lanes));
-  PyDict_SetItemString(d, "strides_null", PyBool_FromLong(t->strides == NULL));
+  put(d, "pointer", PyLong_FromVoidPtr(m), &ok);
+  put(d, "versioned", PyBool_FromLong(versioned), &ok);
+  put(d, "data", PyLong_FromVoidPtr(t->data), &ok);
+  put(d, "ndim", PyLong_FromLong(t->ndim), &ok);
+  put(d, "byte_offset", PyLong_FromUnsignedLongLong(t->byte_offset), &ok);
+  put(d, "device", Py_BuildValue("(ii)", (int)t->device.device_type, t->device.device_id), &ok);
+  put(d, "dtype", Py_BuildValue("(iii)", t->dtype.code, t->dtype.bits, t->dtype.lanes), &ok);
+  put(d, "strides_null", PyBool_FromLong(t->strides == NULL), &ok);
   if (t->ndim >= 0 && t->ndim <= 64 && t->shape != NULL) {
     PyObject* sh = PyTuple_New(t->ndim);
-    for (int i = 0; i < t->ndim; i++) PyTuple_SET_ITEM(sh, i, PyLong_FromLongLong(t->shape[i]));
-    PyDict_SetItemString(d, "shape", sh);
-    Py_DECREF(sh);
+    for (int i = 0; sh != NULL && i < t->ndim; i++) PyTuple_SET_ITEM(sh, i, PyLong_FromLongLong(t->shape[i]));
+    put(d, "shape", sh, &ok);
+  }
+  if (!ok) {
+    Py_DECREF(d);
+    return NULL;
   }
   return d;
 }

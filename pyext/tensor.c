@@ -116,8 +116,18 @@ static PyObject* get_ndim(GdlTensor* t, void* c) { (void)c; return PyLong_FromLo
 static PyObject* get_size(GdlTensor* t, void* c) { (void)c; return PyLong_FromLongLong(num_elements(t)); }
 static PyObject* get_nbytes(GdlTensor* t, void* c) {
   (void)c;
-  uint64_t bits = (uint64_t)t->view.dtype.bits * t->view.dtype.lanes;
-  return PyLong_FromUnsignedLongLong(((uint64_t)num_elements(t) * bits + 7) / 8);
+  uint64_t bits = (uint64_t)t->view.dtype.bits * t->view.dtype.lanes, total;
+  /* A broadcast view (stride 0) may describe more bytes than exist. */
+  if (__builtin_mul_overflow((uint64_t)num_elements(t), bits, &total)) {
+    PyObject* n = PyLong_FromLongLong(num_elements(t));
+    PyObject* b = PyLong_FromUnsignedLongLong(bits);
+    PyObject* prod = n && b ? PyNumber_Multiply(n, b) : NULL;
+    PyObject* eight = prod ? PyLong_FromLong(8) : NULL;
+    PyObject* r = eight ? PyNumber_FloorDivide(prod, eight) : NULL; /* bits are whole bytes here */
+    Py_XDECREF(n), Py_XDECREF(b), Py_XDECREF(prod), Py_XDECREF(eight);
+    return r;
+  }
+  return PyLong_FromUnsignedLongLong(total / 8 + (total % 8 != 0));
 }
 static PyObject* get_itemsize(GdlTensor* t, void* c) {
   (void)c;
@@ -179,8 +189,12 @@ PyObject* gdl_tensor_copy(GdlTensor* self, uint64_t extra_flags) {
     PyErr_SetString(PyExc_BufferError, "godlpack can only copy CPU-accessible tensors");
     return NULL;
   }
-  uint64_t bits = (uint64_t)self->view.dtype.bits * self->view.dtype.lanes;
-  uint64_t nbytes = ((uint64_t)num_elements(self) * bits + 7) / 8;
+  uint64_t bits = (uint64_t)self->view.dtype.bits * self->view.dtype.lanes, nbytes;
+  if (__builtin_mul_overflow((uint64_t)num_elements(self), bits, &nbytes)) {
+    PyErr_SetString(PyExc_MemoryError, "a compact copy of this (broadcast) view would not fit in memory");
+    return NULL;
+  }
+  nbytes = nbytes / 8 + (nbytes % 8 != 0);
   void* data;
   if (!gdl_go_ready()) return NULL;
   gdl_owner* owner = gdl_owner_alloc(nbytes, &data);

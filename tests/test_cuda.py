@@ -197,3 +197,17 @@ def test_rocm_memory_is_never_copied_by_the_cuda_driver():
         t.__dlpack__(max_version=(1, 3), dl_device=(1, 0))
     with pytest.raises(BufferError, match="only between CUDA and host"):
         t.__dlpack__(max_version=(1, 3), stream=-1, copy=True)
+
+
+def test_stream_minus_one_means_no_synchronisation_later_either():
+    gpu = CtypesProducer(np.arange(3.0), device=(CUDA, 0))
+    t = godlpack.from_dlpack(gpu, stream=-1)  # taken without synchronising
+    assert t.__dlpack__(max_version=(1, 3), stream=5) is not None  # nothing to wait for, no driver call
+    assert godlpack.from_dlpack(t, stream=7).device == (CUDA, 0)
+
+
+def test_sub_byte_tensors_are_not_copied_across_devices():
+    p = CtypesProducer(np.zeros(8, np.uint8), dtype=(17, 4, 1), shape=[16], strides=[1], device=(CUDA, 0))
+    t = godlpack.from_dlpack(p)
+    with pytest.raises(BufferError, match="sub-byte"):
+        t.__dlpack__(max_version=(1, 3), dl_device=(1, 0))

@@ -94,7 +94,7 @@ def test_dlpack_device_lies_do_not_matter():
 
 def test_device_request_checked_against_the_struct():
     p = CtypesProducer(np.arange(4.0), device=(2, 0))  # claims CUDA; never dereferenced
-    with pytest.raises(BufferError, match="device"):
+    with pytest.raises(BufferError, match=r"device \(2, 0\), not the requested \(1, 0\)"):
         godlpack.from_dlpack(p, device=(1, 0))
     gc.collect()
     assert p.deleter_calls == 1
@@ -196,3 +196,31 @@ def test_torch_exchange_table_never_gives_silently_wrong_values(make):
     with pytest.raises(BufferError):
         godlpack.from_dlpack(x)
     assert godlpack.from_dlpack(x.resolve_conj().resolve_neg().detach()).tolist() == x.tolist()
+
+
+def test_broadcast_views_report_sizes_without_overflow():
+    # A valid view of 2**62 float64 elements over 8 bytes (stride 0).
+    p = CtypesProducer(np.arange(1.0), shape=[2**62], strides=[0])
+    t = godlpack.from_dlpack(p)
+    assert t.size == 2**62 and t.nbytes == 2**65
+    with pytest.raises(BufferError, match="overflows"):
+        memoryview(t)
+    with pytest.raises(MemoryError):
+        t.copy()
+    del t
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
+def test_checker_probes_refuse_foreign_capsules():
+    from godlpack import _godlpack as g
+
+    with pytest.raises(TypeError, match="DLPack capsule"):
+        g._probe_intercept(godlpack._C_API)
+    with pytest.raises(TypeError, match="DLPack capsule"):
+        g._probe_inspect(godlpack._C_API)
+    cap = np.arange(3.0).__dlpack__()
+    before = sys.getrefcount(True)
+    for _ in range(1000):
+        info = g._probe_inspect(cap)
+    assert info["shape"] == (3,) and sys.getrefcount(True) - before < 10
