@@ -125,7 +125,7 @@ func TestConcurrentExportImportClose(t *testing.T) {
 		s.Close()
 	}
 	assert.EqualValues(t, nsrc, finals.Load())
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 // TestConcurrentCloseHandMade: racing Close calls on one tensor call the

@@ -89,9 +89,9 @@ func roundTripSlice[T godlpack.Element](t *testing.T, data []T, view func(*consu
 			require.NoError(t, err)
 			assert.Equal(t, unsafe.Slice((*byte)(unsafe.Pointer(&want[0])), len(want)*int(unsafe.Sizeof(want[0]))), b)
 		}
-		c.requireDelta(t, 1, int64(len(ts)))
+		c.RequireDelta(t, 1, int64(len(ts)))
 		closeAll(t, ts)
-		c.requireDelta(t, 0, 0)
+		c.RequireDelta(t, 0, 0)
 	}
 	runtime.KeepAlive(data)
 }
@@ -128,7 +128,7 @@ func TestViewWrongType(t *testing.T) {
 		assert.ErrorIs(t, err, godlpack.ErrDType)
 	}
 	closeAll(t, ts)
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 	runtime.KeepAlive(data)
 }
 
@@ -228,7 +228,7 @@ func TestRoundTripEmptyZerosEveryDType(t *testing.T) {
 			closeAll(t, ts)
 		}
 	}
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 func TestRoundTripFullArangeEveryDType(t *testing.T) {
@@ -270,7 +270,7 @@ func TestRoundTripFullArangeEveryDType(t *testing.T) {
 		}
 		closeAll(t, ts)
 	}
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 func TestRoundTripHalfBitPatterns(t *testing.T) {
@@ -328,7 +328,7 @@ func TestRoundTripHalfBitPatterns(t *testing.T) {
 		assert.Equal(t, want, got)
 	}
 	closeAll(t, ts)
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 func TestRoundTripStrided(t *testing.T) {
@@ -395,7 +395,7 @@ func TestRoundTripStrided(t *testing.T) {
 		}
 		closeAll(t, ts)
 	}
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 	runtime.KeepAlive(data)
 }
 
@@ -428,7 +428,7 @@ func TestRoundTripZeroSizeAndZeroD(t *testing.T) {
 		assert.Equal(t, []float64{42}, v)
 	}
 	closeAll(t, ts)
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 	runtime.KeepAlive(data)
 }
 
@@ -448,5 +448,5 @@ func TestReimportFlags(t *testing.T) {
 	_, err = consumer.MutableView[int8](tt)
 	assert.ErrorIs(t, err, godlpack.ErrFlags)
 	require.NoError(t, tt.Close())
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }

@@ -27,14 +27,14 @@ func TestCloseCallsDeleterExactlyOnce(t *testing.T) {
 	s.Close()
 	tt, err := consumer.ImportVersioned(m)
 	require.NoError(t, err)
-	c.requireDelta(t, 1, 1)
+	c.RequireDelta(t, 1, 1)
 
 	// Nothing is released before Close, whatever the GC does.
 	for i := 0; i < 5; i++ {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
-	c.requireDelta(t, 1, 1, "the deleter must not run before Close")
+	c.RequireDelta(t, 1, 1, "the deleter must not run before Close")
 	assert.Zero(t, finals.Load())
 	assert.False(t, tt.Closed())
 	v, err := tt.AsFloat64s()
@@ -43,12 +43,12 @@ func TestCloseCallsDeleterExactlyOnce(t *testing.T) {
 
 	require.NoError(t, tt.Close())
 	assert.True(t, tt.Closed())
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 	assert.EqualValues(t, 1, finals.Load())
 
 	assert.ErrorIs(t, tt.Close(), consumer.ErrClosed)
 	assert.ErrorIs(t, tt.Close(), consumer.ErrClosed)
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 	assert.EqualValues(t, 1, finals.Load())
 	_, err = tt.AsFloat64s()
 	assert.ErrorIs(t, err, consumer.ErrClosed)
@@ -132,7 +132,7 @@ func TestCleanupSafetyNet(t *testing.T) {
 		_, err = consumer.ImportVersioned(m)
 		require.NoError(t, err)
 	}()
-	require.True(t, waitFor(func() bool { return c.delta() == counts{} }), "counts stay at %+v", c.delta())
+	require.True(t, waitFor(func() bool { return c.Delta() == testprod.Counts{} }), "counts stay at %+v", c.Delta())
 	assert.EqualValues(t, 1, finals.Load())
 }
 

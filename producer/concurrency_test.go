@@ -90,7 +90,7 @@ func TestConcurrentExportClose(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, int64(workers*perWorker), ok.Load()+refused.Load())
 	assert.EqualValues(t, sources, finals.Load())
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 	for _, s := range srcs {
 		_, err := s.ExportVersioned(0)
 		assert.ErrorIs(t, err, producer.ErrClosed)
@@ -123,6 +123,6 @@ func TestConcurrentDeleteSharedOwner(t *testing.T) {
 		go func() { defer wg.Done(); s.Close() }()
 		wg.Wait()
 		require.EqualValues(t, 1, finals.Load())
-		c.requireDelta(t, 0, 0)
+		c.RequireDelta(t, 0, 0)
 	}
 }

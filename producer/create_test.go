@@ -45,7 +45,7 @@ func TestEmptyEveryDType(t *testing.T) {
 			c := snapshot()
 			s, err := producer.Empty(dt, shape...)
 			require.NoError(t, err, "%v %v", dt, shape)
-			c.requireDelta(t, 1, 0)
+			c.RequireDelta(t, 1, 0)
 			tt := s.Tensor()
 			assert.Equal(t, dt, tt.DType)
 			assert.Equal(t, godlpack.CPUDevice, tt.Device)
@@ -58,7 +58,7 @@ func TestEmptyEveryDType(t *testing.T) {
 
 			m, err := s.ExportVersioned(0)
 			require.NoError(t, err)
-			c.requireDelta(t, 1, 1)
+			c.RequireDelta(t, 1, 1)
 			checkExported(t, &m.DLTensor, tt)
 			assert.Equal(t, godlpack.DLPackVersion{Major: 1, Minor: 3}, m.Version)
 			assert.Zero(t, m.Flags)
@@ -69,12 +69,12 @@ func TestEmptyEveryDType(t *testing.T) {
 				b[i] = byte(i)
 			}
 			s.Close()
-			c.requireDelta(t, 1, 1, "the export keeps the memory alive")
+			c.RequireDelta(t, 1, 1, "the export keeps the memory alive")
 			for i := range b {
 				require.Equal(t, byte(i), b[i])
 			}
 			deleteVersioned(m)
-			c.requireDelta(t, 0, 0)
+			c.RequireDelta(t, 0, 0)
 		}
 	}
 }
@@ -95,7 +95,7 @@ func TestEmptyAlignmentManySizes(t *testing.T) {
 	for _, s := range sources {
 		s.Close()
 	}
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 func TestEmptyErrors(t *testing.T) {
@@ -114,7 +114,7 @@ func TestEmptyErrors(t *testing.T) {
 	requireInvalid(t, err, godlpack.ErrOverflow)
 	_, err = producer.Empty(godlpack.Uint8, make([]int64, 65)...)
 	requireInvalid(t, err, godlpack.ErrNDim)
-	c.requireDelta(t, 0, 0, "refusals allocate nothing")
+	c.RequireDelta(t, 0, 0, "refusals allocate nothing")
 
 	// 64 dimensions are fine.
 	shape := make([]int64, 64)
@@ -129,7 +129,7 @@ func TestEmptyErrors(t *testing.T) {
 	assert.Equal(t, shape, m.DLTensor.ShapeSlice())
 	s.Close()
 	deleteLegacy(m)
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 func TestZerosEveryDType(t *testing.T) {
@@ -165,7 +165,7 @@ func TestZerosEveryDType(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0, 0, 0, 0}, unsafe.Slice((*byte)(s.Tensor().Data), 4))
 	s.Close()
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 // encode is an independent little-endian encoding of v as one element of dt.
@@ -227,7 +227,7 @@ func TestFullEveryDType(t *testing.T) {
 			s.Close()
 		}
 	}
-	c.requireDelta(t, 0, 0, "refused Full closes what it allocated")
+	c.RequireDelta(t, 0, 0, "refused Full closes what it allocated")
 }
 
 func TestFullValues(t *testing.T) {
@@ -324,7 +324,7 @@ func TestArangeEveryDType(t *testing.T) {
 		}
 		s.Close()
 	}
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 
 	// Half-precision steps in known bit patterns: 0, 0.5, 1, 1.5.
 	s, err := producer.Arange(godlpack.Float16, 0, 2, 0.5)
@@ -340,7 +340,7 @@ func TestArangeEveryDType(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int32{-1, 0, 0, 0}, unsafe.Slice((*int32)(s.Tensor().Data), 4))
 	s.Close()
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 func TestArangeErrors(t *testing.T) {
@@ -359,5 +359,5 @@ func TestArangeErrors(t *testing.T) {
 	requireInvalid(t, err, godlpack.ErrOverflow)
 	_, err = producer.Arange(godlpack.Float32, 0, 1e30, 1)
 	requireInvalid(t, err, godlpack.ErrOverflow)
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }

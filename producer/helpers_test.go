@@ -8,23 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/godlpack/godlpack"
-	"github.com/godlpack/godlpack/producer"
+	"github.com/godlpack/godlpack/internal/testprod"
 )
 
-// counts snapshots the process-wide owner and export counters.
-type counts struct{ owners, exports int64 }
-
-func snapshot() counts { return counts{producer.LiveOwners(), producer.LiveExports()} }
-
-// delta is how far the counters are from a snapshot.
-func (c counts) delta() counts {
-	return counts{producer.LiveOwners() - c.owners, producer.LiveExports() - c.exports}
-}
-
-func (c counts) requireDelta(t *testing.T, owners, exports int64, msgAndArgs ...any) {
-	t.Helper()
-	require.Equal(t, counts{owners, exports}, c.delta(), msgAndArgs...)
-}
+// snapshot reads the process-wide owner and export counters.
+var snapshot = testprod.Snapshot
 
 func deleteVersioned(m *godlpack.DLManagedTensorVersioned) {
 	godlpack.CallDeleter(m.Deleter, unsafe.Pointer(m))

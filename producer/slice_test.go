@@ -29,7 +29,7 @@ func fromSliceRoundTrip[T godlpack.Element](t *testing.T, data []T) {
 	assert.Equal(t, godlpack.DLDataType(want), m.DLTensor.DType)
 	assert.Equal(t, data, unsafe.Slice((*T)(m.DLTensor.Data), len(data)))
 	deleteVersioned(m)
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 func TestFromSliceEveryGoType(t *testing.T) {
@@ -78,7 +78,7 @@ func TestFromSliceAs(t *testing.T) {
 		_, err := producer.FromSliceAs(bits, dt, []int64{2}, nil, false, nil)
 		requireInvalid(t, err, godlpack.ErrDType, "%#v", dt)
 	}
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 	runtime.KeepAlive(bits)
 }
 
@@ -114,7 +114,7 @@ func TestFromSliceErrors(t *testing.T) {
 	_, err = producer.FromSlice([]int8(nil), []int64{1}, nil, false, onFinal)
 	requireInvalid(t, err, godlpack.ErrShape)
 	assert.Zero(t, finals.Load(), "refusals never run onFinal")
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 func TestFromSliceEmptyAndZeroD(t *testing.T) {
@@ -140,7 +140,7 @@ func TestFromSliceEmptyAndZeroD(t *testing.T) {
 	assert.Equal(t, 42.0, *(*float64)(l.DLTensor.Data))
 	s.Close()
 	deleteLegacy(l)
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 func TestFromSliceNegativeStridesOffset(t *testing.T) {
@@ -162,6 +162,6 @@ func TestFromSliceNegativeStridesOffset(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, unsafe.Pointer(&data[4]), s.Tensor().First())
 	s.Close()
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 	runtime.KeepAlive(data)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/internal/testprod"
 	"github.com/godlpack/godlpack/producer"
 )
 
@@ -19,7 +20,7 @@ func TestExportCountsReturnToStart(t *testing.T) {
 	data := []float32{1, 2, 3, 4, 5, 6}
 	s, err := producer.FromSlice(data, []int64{2, 3}, nil, false, nil)
 	require.NoError(t, err)
-	c.requireDelta(t, 1, 0)
+	c.RequireDelta(t, 1, 0)
 
 	v1, err := s.ExportVersioned(0)
 	require.NoError(t, err)
@@ -27,7 +28,7 @@ func TestExportCountsReturnToStart(t *testing.T) {
 	require.NoError(t, err)
 	l1, err := s.ExportLegacy()
 	require.NoError(t, err)
-	c.requireDelta(t, 1, 3)
+	c.RequireDelta(t, 1, 3)
 	assert.NotSame(t, v1, v2, "each export is a fresh struct")
 	assert.NotSame(t, v1.DLTensor.Shape, v2.DLTensor.Shape, "each export owns its shape array")
 	assert.NotSame(t, v1.DLTensor.Strides, v2.DLTensor.Strides, "each export owns its strides array")
@@ -35,21 +36,21 @@ func TestExportCountsReturnToStart(t *testing.T) {
 	assert.Zero(t, v1.Flags)
 
 	s.Close()
-	c.requireDelta(t, 1, 3, "exports keep the owner alive after Close")
+	c.RequireDelta(t, 1, 3, "exports keep the owner alive after Close")
 	s.Close() // idempotent
-	c.requireDelta(t, 1, 3)
+	c.RequireDelta(t, 1, 3)
 
 	want := []float32{1, 2, 3, 4, 5, 6}
 	for _, dl := range []*godlpack.DLTensor{&v1.DLTensor, &v2.DLTensor, &l1.DLTensor} {
 		assert.Equal(t, want, unsafe.Slice((*float32)(dl.Data), 6))
 	}
 	deleteVersioned(v1)
-	c.requireDelta(t, 1, 2)
+	c.RequireDelta(t, 1, 2)
 	deleteLegacy(l1)
-	c.requireDelta(t, 1, 1)
+	c.RequireDelta(t, 1, 1)
 	assert.Equal(t, want, unsafe.Slice((*float32)(v2.DLTensor.Data), 6))
 	deleteVersioned(v2)
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 	runtime.KeepAlive(data)
 }
 
@@ -58,12 +59,12 @@ func TestExportAfterClose(t *testing.T) {
 	s, err := producer.Zeros(godlpack.Int32, 4)
 	require.NoError(t, err)
 	s.Close()
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 	_, err = s.ExportVersioned(0)
 	assert.ErrorIs(t, err, producer.ErrClosed)
 	_, err = s.ExportLegacy()
 	assert.ErrorIs(t, err, producer.ErrClosed)
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 func TestExportedFields(t *testing.T) {
@@ -120,7 +121,7 @@ func TestExportedFields(t *testing.T) {
 		deleteVersioned(v)
 		deleteLegacy(l)
 	}
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 	runtime.KeepAlive(data)
 }
 
@@ -135,10 +136,10 @@ func TestReadOnlySource(t *testing.T) {
 	assert.Equal(t, godlpack.FlagReadOnly|godlpack.FlagIsCopied, v.Flags)
 	_, err = s.ExportLegacy()
 	assert.ErrorIs(t, err, producer.ErrReadOnlyLegacy)
-	c.requireDelta(t, 1, 1)
+	c.RequireDelta(t, 1, 1)
 	s.Close()
 	deleteVersioned(v)
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 func TestOnFinal(t *testing.T) {
@@ -174,12 +175,12 @@ func TestOnFinal(t *testing.T) {
 				want = 1 // closed and every export deleted
 			}
 			assert.Equal(t, want, calls.Load(), "%s: onFinal calls after step %d", steps, i)
-			c.requireDelta(t, int64(1-want), int64(len(ms)), "%s: after step %d", steps, i)
+			c.RequireDelta(t, int64(1-want), int64(len(ms)), "%s: after step %d", steps, i)
 		}
 		require.Empty(t, ms, steps)
 		s.Close()
 		assert.EqualValues(t, 1, calls.Load(), "%s: onFinal runs exactly once", steps)
-		c.requireDelta(t, 0, 0, steps)
+		c.RequireDelta(t, 0, 0, steps)
 		runtime.KeepAlive(data)
 	}
 }
@@ -212,7 +213,7 @@ func TestDeleterOnAnotherGoroutine(t *testing.T) {
 		<-done
 	}
 	assert.EqualValues(t, 1, calls.Load())
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 // TestGCSafety exports pinned Go memory, drops every Go reference to it and
@@ -260,7 +261,7 @@ func TestGCSafety(t *testing.T) {
 		_ = make([]int64, n)
 	}
 	assert.Zero(t, finals.Load(), "no owner may be released while exports live")
-	c.requireDelta(t, rounds, 2*rounds)
+	c.RequireDelta(t, rounds, 2*rounds)
 	for r := range exports {
 		got := unsafe.Slice((*int64)(unsafe.Add(exports[r].DLTensor.Data, exports[r].DLTensor.ByteOffset)), n)
 		for i, v := range got {
@@ -276,7 +277,7 @@ func TestGCSafety(t *testing.T) {
 		deleteLegacy(legacies[r])
 		assert.EqualValues(t, r+1, finals.Load())
 	}
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
 
 // TestSourceCleanup: a Source dropped without Close releases its reference
@@ -294,13 +295,13 @@ func TestSourceCleanup(t *testing.T) {
 		require.NoError(t, err)
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for c.delta() != (counts{1, 1}) && time.Now().Before(deadline) {
+	for c.Delta() != (testprod.Counts{Owners: 1, Exports: 1}) && time.Now().Before(deadline) {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
-	c.requireDelta(t, 1, 1, "dropped sources release their owners; the export keeps one")
+	c.RequireDelta(t, 1, 1, "dropped sources release their owners; the export keeps one")
 	assert.Zero(t, finals.Load())
 	deleteVersioned(m)
 	assert.EqualValues(t, 1, finals.Load())
-	c.requireDelta(t, 0, 0)
+	c.RequireDelta(t, 0, 0)
 }
