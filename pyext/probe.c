@@ -46,28 +46,21 @@ static int64_t slot_hit(void* managed, void** orig, void** data) {
 
 /* The deleter of our probe tensors and the trampoline for intercepted ones:
  * counts, and forwards or frees on the first call only, so a double call is
- * counted instead of crashing. No Python: safe on any thread. */
-static void probe_deleter_v(DLManagedTensorVersioned* m) {
+ * counted instead of crashing. No Python: safe on any thread. Both managed
+ * kinds take the same path: the original deleter gets the pointer it owns. */
+static void probe_delete_any(void* m) {
   void *orig, *data;
   if (slot_hit(m, &orig, &data) != 0) return;
   if (orig) {
-    ((void (*)(DLManagedTensorVersioned*))orig)(m);
+    ((void (*)(void*))orig)(m);
   } else {
     free(data);
     free(m);
   }
 }
 
-static void probe_deleter_l(DLManagedTensor* m) {
-  void *orig, *data;
-  if (slot_hit(m, &orig, &data) != 0) return;
-  if (orig) {
-    ((void (*)(DLManagedTensor*))orig)(m);
-  } else {
-    free(data);
-    free(m);
-  }
-}
+static void probe_deleter_v(DLManagedTensorVersioned* m) { probe_delete_any(m); }
+static void probe_deleter_l(DLManagedTensor* m) { probe_delete_any(m); }
 
 static PyObject* probe_calls(PyObject* mod, PyObject* arg) {
   long i = PyLong_AsLong(arg);
