@@ -42,7 +42,14 @@ func Encoder(dt godlpack.DType) (func(dst []byte, v complex128), error) {
 			le.PutUint64(d[8:], math.Float64bits(imag(v)))
 		}, nil
 	}
-	return nil, godlpack.Invalid(godlpack.ErrDType, "cannot write values of dtype %v", dt)
+	if f, ok := minifloats[dt.Code]; ok && dt.Bits == 8 && dt.Lanes == 1 {
+		return func(d []byte, v complex128) { d[0] = f.encode(real(v)) }, nil
+	}
+	if dt.Code == godlpack.CodeFloat8E8M0FNU && dt.Bits == 8 && dt.Lanes == 1 {
+		return func(d []byte, v complex128) { d[0] = encodeE8M0(real(v)) }, nil
+	}
+	return nil, godlpack.Invalid(godlpack.ErrDType, "cannot write values of dtype %v (packed sub-byte types: "+
+		"use Empty or Zeros)", dt)
 }
 
 func b2u(b bool) byte {
