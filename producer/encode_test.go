@@ -214,7 +214,11 @@ func TestEncoder(t *testing.T) {
 	for _, dt := range godlpack.DTypes() {
 		if dt.Code >= godlpack.CodeFloat8E3M4 {
 			_, err := producer.Encoder(dt)
-			assert.ErrorIs(t, err, godlpack.ErrDType, "%v", dt)
+			if dt.IsSubByte() { // packed float6/float4 have no element writer
+				assert.ErrorIs(t, err, godlpack.ErrDType, "%v", dt)
+			} else {
+				assert.NoError(t, err, "%v", dt)
+			}
 		}
 	}
 	_, err := producer.Encoder(godlpack.DType{Code: godlpack.CodeFloat, Bits: 32, Lanes: 2})
