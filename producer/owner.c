@@ -46,15 +46,20 @@ typedef struct {
   int versioned;
 } foreign_owner;
 
-static void release_foreign(gdl_owner* o) {
-  foreign_owner* f = (foreign_owner*)o;
-  if (f->versioned) {
-    DLManagedTensorVersioned* m = f->managed;
+void gdl_managed_free(void* managed, int versioned) {
+  if (managed == NULL) return;
+  if (versioned) {
+    DLManagedTensorVersioned* m = managed;
     if (m->deleter) m->deleter(m);
   } else {
-    DLManagedTensor* m = f->managed;
+    DLManagedTensor* m = managed;
     if (m->deleter) m->deleter(m);
   }
+}
+
+static void release_foreign(gdl_owner* o) {
+  foreign_owner* f = (foreign_owner*)o;
+  gdl_managed_free(f->managed, f->versioned);
   free(f);
 }
 

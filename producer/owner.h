@@ -20,6 +20,9 @@ void gdl_owner_init(gdl_owner* o, void (*release)(gdl_owner*));
 void gdl_owner_incref(gdl_owner* o);
 void gdl_owner_decref(gdl_owner* o);
 
+/* Calls the deleter of a managed tensor of either kind, if it has one. */
+void gdl_managed_free(void* managed, int versioned);
+
 /* Owner of a block of C memory aligned to GDL_ALIGN bytes; data follows. */
 #define GDL_ALIGN 64
 gdl_owner* gdl_owner_alloc(uint64_t nbytes, void** data);

@@ -3,13 +3,9 @@
 #include "godlpack/godlpack.h"
 
 
-static void c_free_managed(DLManagedTensor* m) {
-  if (m != NULL && m->deleter != NULL) m->deleter(m);
-}
+static void c_free_managed(DLManagedTensor* m) { gdl_managed_free(m, 0); }
 
-static void c_free_managed_versioned(DLManagedTensorVersioned* m) {
-  if (m != NULL && m->deleter != NULL) m->deleter(m);
-}
+static void c_free_managed_versioned(DLManagedTensorVersioned* m) { gdl_managed_free(m, 1); }
 
 static int c_is_cpu_accessible(DLDevice d) { return gdl_cpu_accessible(d.device_type); }
 
@@ -25,19 +21,8 @@ static int c_managed_from_object(PyObject* obj, PyObject* stream, DLPackVersion 
     /* Our own tensor: a fresh export, no Python call (a stream goes through
      * __dlpack__, which checks it). */
     GdlTensor* t = (GdlTensor*)obj;
-    int ro = (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
-    if (want_versioned) {
-      *out = gdl_export_versioned(&t->view, ro ? DLPACK_FLAG_BITMASK_READ_ONLY : 0, t->owner);
-    } else if (ro) {
-      PyErr_SetString(PyExc_BufferError, "a read-only tensor cannot be exported as a legacy DLManagedTensor");
-      return -1;
-    } else {
-      *out = gdl_export_legacy(&t->view, t->owner);
-    }
-    if (*out == NULL) {
-      PyErr_NoMemory();
-      return -1;
-    }
+    *out = gdl_tensor_export(t, &t->view, want_versioned, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
+    if (*out == NULL) return -1;
     *versioned = want_versioned;
     return 0;
   }

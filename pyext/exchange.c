@@ -67,12 +67,8 @@ static int ex_from_py(void* obj, DLManagedTensorVersioned** out) {
     return -1;
   }
   GdlTensor* t = obj;
-  *out = gdl_export_versioned(&t->view, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY, t->owner);
-  if (*out == NULL) {
-    PyErr_NoMemory();
-    return -1;
-  }
-  return 0;
+  *out = gdl_tensor_export(t, &t->view, 1, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
+  return *out == NULL ? -1 : 0;
 }
 
 static int ex_to_py(DLManagedTensorVersioned* m, void** out) {

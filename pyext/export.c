@@ -109,19 +109,25 @@ static int parse_stream(PyObject* stream, DLDevice dev, intptr_t* out) {
   return 0;
 }
 
-static PyObject* capsule_for(GdlTensor* t, const DLTensor* view, int versioned, uint64_t flags) {
+void* gdl_tensor_export(GdlTensor* t, const DLTensor* view, int versioned, uint64_t flags) {
+  void* m;
   if (versioned) {
-    DLManagedTensorVersioned* m = gdl_export_versioned(view, flags, t->owner);
-    return m ? gdl_capsule_versioned(m) : PyErr_NoMemory();
-  }
-  if (flags & DLPACK_FLAG_BITMASK_READ_ONLY) {
+    m = gdl_export_versioned(view, flags, t->owner);
+  } else if (flags & DLPACK_FLAG_BITMASK_READ_ONLY) {
     PyErr_SetString(PyExc_BufferError,
                     "a read-only tensor cannot be exported as a legacy (unversioned) DLPack capsule; "
                     "ask for max_version=(1, 0) or copy=True");
     return NULL;
+  } else {
+    m = gdl_export_legacy(view, t->owner);
   }
-  DLManagedTensor* m = gdl_export_legacy(view, t->owner);
-  return m ? gdl_capsule_legacy(m) : PyErr_NoMemory();
+  return m ? m : PyErr_NoMemory();
+}
+
+static PyObject* capsule_for(GdlTensor* t, const DLTensor* view, int versioned, uint64_t flags) {
+  void* m = gdl_tensor_export(t, view, versioned, flags);
+  if (m == NULL) return NULL;
+  return versioned ? gdl_capsule_versioned(m) : gdl_capsule_legacy(m);
 }
 
 /* Exports a fresh copy (made by the caller) and drops the caller's reference. */

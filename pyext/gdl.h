@@ -46,6 +46,11 @@ PyObject* gdl_tensor_from_managed(void* managed, int versioned);
  * must be valid; shape/strides are copied. */
 PyObject* gdl_tensor_new(gdl_owner* owner, const DLTensor* view, uint64_t flags);
 
+/* A fresh managed tensor (versioned or legacy) describing view, holding a
+ * reference to t's owner; NULL with BufferError (read-only as legacy) or
+ * MemoryError. flags go on versioned exports. */
+void* gdl_tensor_export(GdlTensor* t, const DLTensor* view, int versioned, uint64_t flags);
+
 /* A compact copy of self's data in new 64-byte-aligned C memory. */
 PyObject* gdl_tensor_copy(GdlTensor* self, uint64_t extra_flags);
 

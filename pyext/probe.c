@@ -297,13 +297,7 @@ typedef struct {
 
 static void* run_deleter(void* arg) {
   nogil_job* j = arg;
-  if (j->versioned) {
-    DLManagedTensorVersioned* m = j->m;
-    if (m->deleter) m->deleter(m);
-  } else {
-    DLManagedTensor* m = j->m;
-    if (m->deleter) m->deleter(m);
-  }
+  gdl_managed_free(j->m, j->versioned);
   return NULL;
 }
 

@@ -31,13 +31,7 @@ PyObject* gdl_tensor_from_managed(void* managed, int versioned) {
   /* Own it first: from here every path releases it exactly once. */
   gdl_owner* owner = gdl_owner_foreign(managed, versioned);
   if (owner == NULL) {
-    if (versioned) {
-      DLManagedTensorVersioned* m = managed;
-      if (m->deleter) m->deleter(m);
-    } else {
-      DLManagedTensor* m = managed;
-      if (m->deleter) m->deleter(m);
-    }
+    gdl_managed_free(managed, versioned);
     return PyErr_NoMemory();
   }
   /* The C twin of consumer.CheckVersioned/CheckLegacy (consumer/validate.c,
