@@ -7,13 +7,14 @@ PYINCLUDE := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_pat
 PYLIBDIR := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')
 EXT_SUFFIX := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 TEST_DEPS := numpy torch "jax[cpu]" pytest hypothesis psutil matplotlib cffi setuptools
-# cgo finds Python.h through CGO_CFLAGS; the extension never links libpython.
+# cgo finds Python.h through CGO_CFLAGS for the Go tests of packages that
+# embed CPython; extensions are built by tools/godlpack_build.py.
 export CGO_CFLAGS := -I$(PYINCLUDE) -O2
 export GOFLAGS := -buildvcs=false
 EXT := pyext/godlpack/_godlpack$(EXT_SUFFIX)
-GOFILES := $(shell find . -path ./.venv -prune -o \( -name '*.go' -o -name '*.c' -o -name '*.h' \) -print)
+GOFILES := $(shell git ls-files '*.go' '*.c' '*.h')
 
-.PHONY: all ext venv test gotest pytest lint bench soak clean
+.PHONY: all ext venv test gotest pytest lint bench soak clean generate
 
 all: ext
 
@@ -27,12 +28,11 @@ $(VENV)/.deps:
 # The extension module, built in place so tests run against the source tree.
 ext: $(EXT)
 $(EXT): $(GOFILES) go.mod
-	go build -buildmode=c-shared -o $(EXT) ./pyext
-	rm -f $(basename $(EXT)).h
-	mkdir -p pyext/godlpack/include/godlpack && cp include/godlpack/*.h pyext/godlpack/include/godlpack/
+	$(BASEPYTHON) tools/godlpack_build.py $(EXT) ./pyext/module
 
+# Only the project's own files (a Go toolchain unpacked into .gotool/ is not ours).
 lint:
-	@files=$$(find . -name '*.go' -not -path './.venv/*'); out=$$(gofmt -l $$files); \
+	@files=$$(git ls-files '*.go'); out=$$(gofmt -l $$files); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
@@ -55,6 +55,10 @@ bench: ext venv
 
 soak: ext venv
 	PYTHONPATH=pyext $(PYTHON) bench/soak.py
+
+# Regenerate the dtype/device/version tables from internal/gentables/data.go.
+generate:
+	go generate ./...
 
 clean:
 	rm -rf build dist *.egg-info $(EXT) pyext/godlpack/include

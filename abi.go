@@ -65,9 +65,6 @@ const (
 // KnownFlags is the mask of every flag bit defined by the DLPack version we implement.
 const KnownFlags = knownFlags
 
-// MaxNDim bounds the dimensions we accept; no real library goes past 64.
-const MaxNDim = 64
-
 // ShapeSlice views the C shape array of t (nil when NDim is 0).
 // The caller must have validated NDim and the Shape pointer.
 func (t *DLTensor) ShapeSlice() []int64 {

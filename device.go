@@ -5,50 +5,41 @@ import "fmt"
 // DeviceType is DLDeviceType.
 type DeviceType int32
 
-// Device types of DLPack 1.3.
-const (
-	CPU         DeviceType = 1
-	CUDA        DeviceType = 2
-	CUDAHost    DeviceType = 3
-	OpenCL      DeviceType = 4
-	Vulkan      DeviceType = 7
-	Metal       DeviceType = 8
-	VPI         DeviceType = 9
-	ROCM        DeviceType = 10
-	ROCMHost    DeviceType = 11
-	ExtDev      DeviceType = 12
-	CUDAManaged DeviceType = 13
-	OneAPI      DeviceType = 14
-	WebGPU      DeviceType = 15
-	Hexagon     DeviceType = 16
-	MAIA        DeviceType = 17
-	Trn         DeviceType = 18
-)
+// deviceInfo is one row of the device table (tables_gen.go).
+type deviceInfo struct {
+	t    DeviceType
+	name string
+	cpu  bool
+}
 
-var deviceNames = map[DeviceType]string{
-	CPU: "cpu", CUDA: "cuda", CUDAHost: "cuda_host", OpenCL: "opencl",
-	Vulkan: "vulkan", Metal: "metal", VPI: "vpi", ROCM: "rocm",
-	ROCMHost: "rocm_host", ExtDev: "ext_dev", CUDAManaged: "cuda_managed",
-	OneAPI: "oneapi", WebGPU: "webgpu", Hexagon: "hexagon", MAIA: "maia", Trn: "trn",
+// lookupDevice finds t's row; the table is small and ordered.
+func lookupDevice(t DeviceType) (deviceInfo, bool) {
+	for _, d := range deviceTable {
+		if d.t == t {
+			return d, true
+		}
+	}
+	return deviceInfo{}, false
 }
 
 // DeviceTypes lists every device type we know, in ascending order.
 func DeviceTypes() []DeviceType {
-	out := make([]DeviceType, 0, len(deviceNames))
-	for t := CPU; t <= Trn; t++ {
-		if _, ok := deviceNames[t]; ok {
-			out = append(out, t)
-		}
+	out := make([]DeviceType, len(deviceTable))
+	for i, d := range deviceTable {
+		out[i] = d.t
 	}
 	return out
 }
 
 // Known reports whether t is a device type of the DLPack version we implement.
-func (t DeviceType) Known() bool { return t >= CPU && t <= Trn && t != 5 && t != 6 }
+func (t DeviceType) Known() bool {
+	_, ok := lookupDevice(t)
+	return ok
+}
 
 func (t DeviceType) String() string {
-	if n, ok := deviceNames[t]; ok {
-		return n
+	if d, ok := lookupDevice(t); ok {
+		return d.name
 	}
 	return fmt.Sprintf("device_type(%d)", int32(t))
 }
@@ -56,11 +47,8 @@ func (t DeviceType) String() string {
 // IsCPUAccessible reports whether the host CPU may dereference memory of this
 // device type: plain CPU, pinned host memory and managed (unified) memory.
 func (t DeviceType) IsCPUAccessible() bool {
-	switch t {
-	case CPU, CUDAHost, ROCMHost, CUDAManaged:
-		return true
-	}
-	return false
+	d, ok := lookupDevice(t)
+	return ok && d.cpu
 }
 
 // Device is a device type and ordinal.

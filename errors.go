@@ -1,25 +1,6 @@
 package godlpack
 
-import (
-	"errors"
-	"fmt"
-)
-
-// Kinds of refusal. Every validation error wraps exactly one of these, so
-// callers can test with errors.Is and read the detail with errors.As.
-var (
-	ErrNilPointer = errors.New("NULL pointer")
-	ErrVersion    = errors.New("unsupported DLPack version")
-	ErrNDim       = errors.New("invalid ndim")
-	ErrShape      = errors.New("invalid shape")
-	ErrStrides    = errors.New("invalid strides")
-	ErrOverflow   = errors.New("size overflows int64")
-	ErrDType      = errors.New("unsupported dtype")
-	ErrLanes      = errors.New("vector dtype (lanes != 1) not supported")
-	ErrDevice     = errors.New("unsupported device")
-	ErrNilData    = errors.New("NULL data with non-zero size")
-	ErrFlags      = errors.New("invalid flags")
-)
+import "fmt"
 
 // InvalidTensorError says what was wrong with a tensor that was refused.
 type InvalidTensorError struct {

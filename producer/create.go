@@ -1,22 +1,19 @@
 package producer
 
-/*
-#include <string.h>
-#include "owner.h"
-*/
-import "C"
-
 import (
 	"errors"
 	"math"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/core"
 )
 
 // Empty allocates an uninitialised compact CPU tensor in C memory aligned to
 // 64 bytes (JAX/XLA copies less-aligned buffers), owned by godlpack.
-func Empty(dt godlpack.DType, shape ...int64) (*Source, error) {
+func Empty(dt godlpack.DType, shape ...int64) (*Source, error) { return alloc(dt, false, shape) }
+
+func alloc(dt godlpack.DType, zeroed bool, shape []int64) (*Source, error) {
 	if !dt.Known() || dt.Lanes != 1 {
 		return nil, godlpack.Invalid(godlpack.ErrDType, "cannot allocate dtype %v", dt)
 	}
@@ -28,13 +25,12 @@ func Empty(dt godlpack.DType, shape ...int64) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	var data unsafe.Pointer
-	owner := C.gdl_owner_alloc(C.uint64_t(nbytes), &data)
-	if owner == nil {
-		return nil, errOOM
+	owner, data := core.AllocOwner(uint64(nbytes), zeroed)
+	if owner.Nil() {
+		return nil, ErrOutOfMemory
 	}
 	t.Data = data
-	return newSource(t, owner), nil
+	return newSource(t, owner)
 }
 
 // Zeros is Empty filled with zero bits (0, false, +0.0 for every dtype but
@@ -43,13 +39,7 @@ func Zeros(dt godlpack.DType, shape ...int64) (*Source, error) {
 	if dt.Code == godlpack.CodeFloat8E8M0FNU {
 		return nil, godlpack.Invalid(godlpack.ErrDType, "%v has no zero", dt)
 	}
-	s, err := Empty(dt, shape...)
-	if err != nil {
-		return nil, err
-	}
-	_, nbytes, _ := s.t.ByteSpan()
-	C.memset(s.t.Data, 0, C.size_t(nbytes))
-	return s, nil
+	return alloc(dt, true, shape)
 }
 
 // Full is Empty filled with value (a Go number or bool, converted to dt).

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/core"
 )
 
 // FromSlice exports data zero-copy, viewed with shape and strides (elements;
@@ -39,7 +40,12 @@ func FromSliceAs[T godlpack.Element](data []T, dt godlpack.DType, shape, strides
 		// Negative strides: the first element is not at the start of the slice.
 		t.ByteOffset = uint64(-lo)
 	}
-	return newSource(t, goOwner(g)), nil
+	owner := core.GoOwner(g)
+	if owner.Nil() {
+		g.Release()
+		return nil, ErrOutOfMemory
+	}
+	return newSource(t, owner)
 }
 
 // checkFits validates shape/strides and that the view lies within size bytes,

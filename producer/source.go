@@ -2,18 +2,17 @@ package producer
 
 /*
 #include <stdlib.h>
-#include "owner.h"
 */
 import "C"
 
 import (
 	"errors"
 	"runtime"
-	"runtime/cgo"
 	"sync"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/core"
 )
 
 // ErrClosed is returned when exporting from a Source after Close.
@@ -22,7 +21,11 @@ var ErrClosed = errors.New("producer: source is closed")
 // ErrReadOnlyLegacy: legacy DLManagedTensor has no read-only flag.
 var ErrReadOnlyLegacy = errors.New("producer: a read-only tensor cannot be exported as a legacy DLManagedTensor")
 
-var errOOM = errors.New("producer: out of memory")
+// ErrOutOfMemory: the C allocation failed (MemoryError in Python).
+var ErrOutOfMemory = errors.New("producer: out of memory")
+
+// ErrOutOfRange: a fill value does not fit the dtype (OverflowError in Python).
+var ErrOutOfRange = errors.New("producer: value out of range for the dtype")
 
 // Source is memory plus a view of it that can be exported any number of
 // times, from any goroutine. Each export holds its own reference to the
@@ -36,8 +39,8 @@ type Source struct {
 // apart from Source so a cleanup can drop them without keeping Source alive.
 type sourceRef struct {
 	mu     sync.RWMutex
-	owner  *C.gdl_owner
-	view   *C.DLTensor // C memory: DLTensor followed by shape and strides
+	owner  core.Owner
+	view   *godlpack.DLTensor // C memory: DLTensor followed by shape and strides
 	closed bool
 }
 
@@ -50,34 +53,35 @@ func (r *sourceRef) drop() {
 	r.closed = true
 	C.free(unsafe.Pointer(r.view))
 	r.view = nil
-	C.gdl_owner_decref(r.owner)
+	r.owner.Decref()
 }
 
-// newSource takes over the owner's initial reference.
-func newSource(t godlpack.Tensor, owner *C.gdl_owner) *Source {
+// newSource takes over the owner's initial reference (also on failure).
+func newSource(t godlpack.Tensor, owner core.Owner) (*Source, error) {
 	n := len(t.Shape)
-	v := (*C.DLTensor)(C.malloc(C.size_t(unsafe.Sizeof(C.DLTensor{})) + C.size_t(16*n)))
-	*v = C.DLTensor{
-		data:        t.Data,
-		device:      C.DLDevice{device_type: C.DLDeviceType(t.Device.Type), device_id: C.int32_t(t.Device.ID)},
-		ndim:        C.int32_t(n),
-		dtype:       C.DLDataType{code: C.uint8_t(t.DType.Code), bits: C.uint8_t(t.DType.Bits), lanes: C.uint16_t(t.DType.Lanes)},
-		byte_offset: C.uint64_t(t.ByteOffset),
+	v := (*godlpack.DLTensor)(C.malloc(C.size_t(unsafe.Sizeof(godlpack.DLTensor{})) + C.size_t(16*n)))
+	if v == nil {
+		owner.Decref()
+		return nil, ErrOutOfMemory
+	}
+	*v = godlpack.DLTensor{
+		Data:       t.Data,
+		Device:     t.Device.DLDevice(),
+		NDim:       int32(n),
+		DType:      godlpack.DLDataType{Code: t.DType.Code, Bits: t.DType.Bits, Lanes: t.DType.Lanes},
+		ByteOffset: t.ByteOffset,
 	}
 	if n > 0 {
-		dims := unsafe.Slice((*C.int64_t)(unsafe.Add(unsafe.Pointer(v), unsafe.Sizeof(*v))), 2*n)
-		st := t.StridesOrCompact()
-		for i := 0; i < n; i++ {
-			dims[i] = C.int64_t(t.Shape[i])
-			dims[n+i] = C.int64_t(st[i])
-		}
-		v.shape = &dims[0]
-		v.strides = &dims[n]
+		dims := unsafe.Slice((*int64)(unsafe.Add(unsafe.Pointer(v), unsafe.Sizeof(*v))), 2*n)
+		copy(dims, t.Shape)
+		copy(dims[n:], t.StridesOrCompact())
+		v.Shape = &dims[0]
+		v.Strides = &dims[n]
 	}
 	s := &Source{t: t, ref: &sourceRef{owner: owner, view: v}}
 	// Safety net: a Source dropped without Close still releases its reference.
 	runtime.AddCleanup(s, func(r *sourceRef) { r.drop() }, s.ref)
-	return s
+	return s, nil
 }
 
 // Tensor describes the exported view. Do not modify it.
@@ -99,11 +103,11 @@ func (s *Source) ExportVersioned(extraFlags uint64) (*godlpack.DLManagedTensorVe
 	if r.closed {
 		return nil, ErrClosed
 	}
-	m := C.gdl_export_versioned(r.view, C.uint64_t(flags), r.owner)
+	m := core.ExportVersioned(r.view, flags, r.owner)
 	if m == nil {
-		return nil, errOOM
+		return nil, ErrOutOfMemory
 	}
-	return (*godlpack.DLManagedTensorVersioned)(unsafe.Pointer(m)), nil
+	return m, nil
 }
 
 // ExportLegacy makes a fresh legacy DLManagedTensor (DLPack 0.x). Legacy
@@ -118,17 +122,17 @@ func (s *Source) ExportLegacy() (*godlpack.DLManagedTensor, error) {
 	if r.closed {
 		return nil, ErrClosed
 	}
-	m := C.gdl_export_legacy(r.view, r.owner)
+	m := core.ExportLegacy(r.view, r.owner)
 	if m == nil {
-		return nil, errOOM
+		return nil, ErrOutOfMemory
 	}
-	return (*godlpack.DLManagedTensor)(unsafe.Pointer(m)), nil
+	return m, nil
 }
 
 // LiveOwners and LiveExports count owners and managed tensors not yet
 // released, process-wide; tests use them to prove exactly-once deletion.
-func LiveOwners() int64  { return int64(C.gdl_live_owners()) }
-func LiveExports() int64 { return int64(C.gdl_live_exports()) }
+func LiveOwners() int64  { return core.LiveOwners() }
+func LiveExports() int64 { return core.LiveExports() }
 
 // goMemory keeps pinned Go memory alive until the last export is deleted.
 type goMemory struct {
@@ -137,14 +141,10 @@ type goMemory struct {
 	onFinal func()
 }
 
-func (g *goMemory) release() {
+func (g *goMemory) Release() {
 	g.pin.Unpin()
 	g.keep = nil
 	if g.onFinal != nil {
 		g.onFinal()
 	}
-}
-
-func goOwner(g *goMemory) *C.gdl_owner {
-	return C.gdl_owner_go(C.uintptr_t(cgo.NewHandle(g)))
 }

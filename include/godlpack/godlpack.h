@@ -18,7 +18,7 @@
 #define GODLPACK_GODLPACK_H_
 
 #include <Python.h>
-#include "dlpack.h"
+#include "dlpack.h" /* upstream DLPack 1.3, verbatim: guard DLPACK_DLPACK_H_ */
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +26,12 @@ extern "C" {
 
 #define GODLPACK_CAPI_ABI_VERSION 1
 #define GODLPACK_CAPI_CAPSULE "godlpack._C_API"
+
+/* The name of the capsule in a type's __dlpack_c_exchange_api__ attribute:
+ * DLPack 1.3 gives it in prose only, its header has no macro for it. */
+#ifndef DLPACK_EXCHANGE_API_CAPSULE_NAME
+#define DLPACK_EXCHANGE_API_CAPSULE_NAME "dlpack_exchange_api"
+#endif
 
 typedef struct GodlpackCAPI {
   /* GODLPACK_CAPI_ABI_VERSION of the godlpack that made the table, and
@@ -80,12 +86,15 @@ typedef struct GodlpackCAPI {
   PyObject* (*tensor_from_managed)(void* m, int versioned);
 } GodlpackCAPI;
 
-/* Imports the table from the godlpack module (GIL held). */
+/* Imports the table from the godlpack module (GIL held). A table from a
+ * newer godlpack (higher abi_version, larger size) is accepted: it has every
+ * field this header knows. An older one is refused with ImportError. */
 static inline const GodlpackCAPI* godlpack_import_capi(void) {
   const GodlpackCAPI* api = (const GodlpackCAPI*)PyCapsule_Import(GODLPACK_CAPI_CAPSULE, 0);
-  if (api != NULL && api->abi_version != GODLPACK_CAPI_ABI_VERSION) {
-    PyErr_Format(PyExc_ImportError, "godlpack C API ABI %u, this header expects %d",
-                 (unsigned)api->abi_version, GODLPACK_CAPI_ABI_VERSION);
+  if (api != NULL && (api->abi_version < GODLPACK_CAPI_ABI_VERSION || api->size < sizeof(GodlpackCAPI))) {
+    PyErr_Format(PyExc_ImportError, "godlpack C API ABI %u (table of %u bytes) is older than this header's %d "
+                 "(%u bytes): upgrade godlpack", (unsigned)api->abi_version, (unsigned)api->size,
+                 GODLPACK_CAPI_ABI_VERSION, (unsigned)sizeof(GodlpackCAPI));
     return NULL;
   }
   return api;

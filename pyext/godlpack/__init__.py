@@ -8,9 +8,13 @@ from __future__ import annotations
 import os as _os
 from typing import Any, Sequence
 
+import math as _math
+
 from . import _godlpack
-from ._godlpack import _C_API, Tensor, cuda_status, from_dlpack, is_cpu_accessible  # noqa: F401
-from ._types import Device, DLDeviceType
+from ._godlpack import _C_API, Device, Tensor, cuda_status, from_dlpack, go_runtimes, is_cpu_accessible  # noqa: F401
+from ._tables import DTYPES as _DTYPES
+from ._tables import VERSION as __version__
+from ._types import DLDeviceType
 
 __all__ = [
     "Tensor",
@@ -20,6 +24,7 @@ __all__ = [
     "dlpack_info",
     "is_cpu_accessible",
     "cuda_status",
+    "go_runtimes",
     "check",
     "empty",
     "zeros",
@@ -29,26 +34,66 @@ __all__ = [
     "__version__",
 ]
 
-__version__ = "0.1.0"
+# DLPack type codes of the integer kinds (tables: int 0, uint 1, bool 6).
+_CODE = {name: (code, bits) for name, code, bits in _DTYPES}
 
-_EMPTY, _ZEROS, _FULL, _ARANGE, _FULL_INT, _ARANGE_INT = range(6)
-_INT_KINDS = ("bool", "int", "uint")
+
+def _dtype_name(dtype: Any) -> str:
+    """A dtype name from a name, a NumPy dtype or type, or a PyTorch dtype."""
+    if isinstance(dtype, str):
+        return dtype
+    name = getattr(dtype, "name", None)  # numpy.dtype, ml_dtypes
+    if isinstance(name, str):
+        return name
+    if isinstance(dtype, type):  # numpy.float32, float, int, bool, complex
+        return dtype.__name__
+    text = str(dtype)
+    if text.startswith("torch."):  # torch.float32, torch.bfloat16
+        return text[len("torch."):]
+    raise TypeError(f"dtype must be a name such as 'float32', or a NumPy or PyTorch dtype, got {dtype!r}")
 
 
 def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     if isinstance(shape, int) and not isinstance(shape, bool):
         return (shape,)
-    return tuple(shape)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a sequence of ints, got {type(shape).__name__}") from None
+    return dims
 
 
-def empty(shape: int | Sequence[int], dtype: str = "float64") -> Tensor:
+def _int_range(dtype: str) -> tuple[int, int] | None:
+    """(min, max) of an integer or bool dtype, None for the others."""
+    code, bits = _CODE.get(dtype, (None, 0))
+    if code == 0:
+        return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    if code == 1:
+        return 0, 2**bits - 1
+    return None
+
+
+def _check_int(value: Any, dtype: str) -> None:
+    """OverflowError for a value an integer dtype cannot hold (NumPy's rule)."""
+    rng = _int_range(dtype)
+    if rng is None or isinstance(value, bool):
+        return
+    if isinstance(value, float):
+        if not _math.isfinite(value):
+            raise OverflowError(f"cannot convert {value!r} to {dtype}")
+        value = int(value)  # truncated toward zero, as the conversion does
+    if isinstance(value, int) and not rng[0] <= value <= rng[1]:
+        raise OverflowError(f"Python integer {value} out of bounds for {dtype}")
+
+
+def empty(shape: int | Sequence[int], dtype: Any = "float64") -> Tensor:
     """Uninitialised CPU tensor in 64-byte-aligned memory allocated by Go."""
-    return _godlpack._create(_EMPTY, _shape(shape), str(dtype), 0.0, 0.0, 0.0, 0.0, 0.0)
+    return _godlpack._empty(_shape(shape), _dtype_name(dtype), False)
 
 
-def zeros(shape: int | Sequence[int], dtype: str = "float64") -> Tensor:
-    """CPU tensor of zeros in 64-byte-aligned memory allocated by Go."""
-    return _godlpack._create(_ZEROS, _shape(shape), str(dtype), 0.0, 0.0, 0.0, 0.0, 0.0)
+def zeros(shape: int | Sequence[int], dtype: Any = "float64") -> Tensor:
+    """CPU tensor of zeros in 64-byte-aligned memory allocated by Go (committed lazily)."""
+    return _godlpack._empty(_shape(shape), _dtype_name(dtype), True)
 
 
 def _default_dtype(*values: Any) -> str:
@@ -61,26 +106,43 @@ def _default_dtype(*values: Any) -> str:
     return "float64"
 
 
-def full(shape: int | Sequence[int], fill_value: complex, dtype: str | None = None) -> Tensor:
-    """CPU tensor filled with ``fill_value`` (dtype inferred like NumPy when None)."""
-    dtype = str(dtype or _default_dtype(fill_value))
-    if isinstance(fill_value, int) and dtype.startswith(_INT_KINDS):
+def full(shape: int | Sequence[int], fill_value: complex, dtype: Any = None) -> Tensor:
+    """CPU tensor filled with ``fill_value`` (dtype inferred like NumPy when None).
+
+    Raises OverflowError when an integer dtype cannot hold the value.
+    """
+    dtype = _dtype_name(dtype) if dtype is not None else _default_dtype(fill_value)
+    dims = _shape(shape)
+    _check_int(fill_value, dtype)
+    if isinstance(fill_value, int) and _CODE.get(dtype, (None,))[0] in (0, 1, 6):
         # Exact: int64 values (and uint64 ones, by their bits) never pass through float64.
         bits = int(fill_value) & (2**64 - 1)
-        return _godlpack._create(_FULL_INT, _shape(shape), dtype, 0.0, 0.0, 0.0, 0.0, 0.0,
-                                 bits - 2**64 if bits >= 2**63 else bits)
+        if _CODE[dtype][0] == 6:
+            bits = int(bool(fill_value))
+        return _godlpack._full_int(dims, dtype, bits - 2**64 if bits >= 2**63 else bits)
     v = complex(fill_value)
-    return _godlpack._create(_FULL, _shape(shape), dtype, v.real, v.imag, 0.0, 0.0, 0.0)
+    return _godlpack._full(dims, dtype, v.real, v.imag)
 
 
-def arange(start: float, stop: float | None = None, step: float = 1, dtype: str | None = None) -> Tensor:
-    """1-d tensor ``start, start+step, ...`` below ``stop``, like ``numpy.arange``."""
+def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any = None) -> Tensor:
+    """1-d tensor ``start, start+step, ...`` below ``stop``, like ``numpy.arange``.
+
+    Raises OverflowError when an integer dtype cannot hold every element.
+    """
     if stop is None:
         start, stop = 0, start
-    dtype = str(dtype or _default_dtype(start, stop, step))
-    if all(isinstance(v, int) for v in (start, stop, step)) and dtype.startswith(_INT_KINDS):
-        return _godlpack._create(_ARANGE_INT, (), dtype, 0.0, 0.0, 0.0, 0.0, 0.0, start, stop, step)
-    return _godlpack._create(_ARANGE, (), dtype, 0.0, 0.0, float(start), float(stop), float(step))
+    dtype = _dtype_name(dtype) if dtype is not None else _default_dtype(start, stop, step)
+    if all(isinstance(v, int) for v in (start, stop, step)) and _CODE.get(dtype, (None,))[0] in (0, 1):
+        if step != 0:
+            count = max(0, -((start - stop) // step))  # ceil((stop - start) / step)
+            if count:
+                _check_int(start, dtype)
+                _check_int(start + (count - 1) * step, dtype)
+        for v in (start, stop, step):
+            if not -(2**63) <= v < 2**63:
+                raise OverflowError(f"Python integer {v} out of bounds for int64 arithmetic")
+        return _godlpack._arange_int(dtype, start, stop, step)
+    return _godlpack._arange(dtype, float(start), float(stop), float(step))
 
 
 def dlpack_info() -> dict[str, Any]:
@@ -90,13 +152,7 @@ def dlpack_info() -> dict[str, Any]:
     ``max_version`` is the newest version we accept on import (any 1.x);
     ``abi_version`` is the version of godlpack's helper C API table.
     """
-    return {
-        "api_version": tuple(_godlpack.API_VERSION),
-        "max_version": tuple(_godlpack.MAX_IMPORT_VERSION),
-        "abi_version": _godlpack.ABI_VERSION,
-        "dtypes": list(_godlpack._names(0)),
-        "device_types": {name: DLDeviceType[name.upper()].value for name in _godlpack._names(1)},
-    }
+    return _godlpack.dlpack_info()
 
 
 def check(*modules: str) -> list:
@@ -107,5 +163,9 @@ def check(*modules: str) -> list:
 
 
 def get_include() -> str:
-    """Folder holding godlpack's C headers (dlpack.h and godlpack.h)."""
-    return _os.path.join(_os.path.dirname(__file__), "include")
+    """Folder holding godlpack's C headers (godlpack/dlpack.h and godlpack/godlpack.h)."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    shipped = _os.path.join(here, "include")  # installed from a wheel
+    if _os.path.isdir(shipped):
+        return shipped
+    return _os.path.normpath(_os.path.join(here, "..", "..", "include"))  # source tree, editable install

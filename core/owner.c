@@ -25,18 +25,33 @@ void gdl_owner_decref(gdl_owner* o) {
 /* --- C memory --------------------------------------------------------- */
 
 static void release_free(gdl_owner* o) { free(o); }
+static void release_calloc(gdl_owner* o) { free(((void**)o)[-1]); }
 
-gdl_owner* gdl_owner_alloc(uint64_t nbytes, void** data) {
+static gdl_owner* owner_alloc(uint64_t nbytes, int zeroed, void** data) {
   /* The owner header takes the first GDL_ALIGN bytes so data stays aligned. */
   if (nbytes > UINT64_MAX - 2 * GDL_ALIGN) return NULL;
   uint64_t total = GDL_ALIGN + ((nbytes + GDL_ALIGN - 1) / GDL_ALIGN) * GDL_ALIGN;
-  if (total > (uint64_t)SIZE_MAX) return NULL;
-  gdl_owner* o = aligned_alloc(GDL_ALIGN, (size_t)total);
-  if (o == NULL) return NULL;
-  gdl_owner_init(o, release_free);
+  if (total > (uint64_t)SIZE_MAX - GDL_ALIGN) return NULL;
+  gdl_owner* o;
+  if (zeroed) {
+    /* calloc of a large block maps fresh zero pages without touching them;
+     * over-allocate to align, and remember where the block starts. */
+    char* raw = calloc(1, (size_t)total + GDL_ALIGN);
+    if (raw == NULL) return NULL;
+    o = (gdl_owner*)(raw + (GDL_ALIGN - ((uintptr_t)raw % GDL_ALIGN)));
+    ((void**)o)[-1] = raw; /* at least 16 bytes of slack before o */
+    gdl_owner_init(o, release_calloc);
+  } else {
+    o = aligned_alloc(GDL_ALIGN, (size_t)total);
+    if (o == NULL) return NULL;
+    gdl_owner_init(o, release_free);
+  }
   *data = (char*)o + GDL_ALIGN;
   return o;
 }
+
+gdl_owner* gdl_owner_alloc(uint64_t nbytes, void** data) { return owner_alloc(nbytes, 0, data); }
+gdl_owner* gdl_owner_calloc(uint64_t nbytes, void** data) { return owner_alloc(nbytes, 1, data); }
 
 /* --- a foreign managed tensor ------------------------------------------ */
 
@@ -79,7 +94,7 @@ typedef struct {
   uintptr_t handle;
 } go_owner;
 
-extern void godlpackReleaseHandle(uintptr_t handle); /* release.go */
+extern void godlpackReleaseHandle(uintptr_t handle); /* core/owner.go */
 
 static volatile int forked;
 void gdl_owner_forked(void) { forked = 1; }
@@ -117,14 +132,14 @@ void gdl_fill_dims(DLTensor* dst, const DLTensor* view, int64_t* dims) {
   }
 }
 
-void gdl_deleter_versioned(DLManagedTensorVersioned* self) {
+static void gdl_deleter_versioned(DLManagedTensorVersioned* self) {
   gdl_owner* o = self->manager_ctx;
   free(self);
   __atomic_sub_fetch(&live_exports, 1, __ATOMIC_RELAXED);
   gdl_owner_decref(o);
 }
 
-void gdl_deleter_legacy(DLManagedTensor* self) {
+static void gdl_deleter_legacy(DLManagedTensor* self) {
   gdl_owner* o = self->manager_ctx;
   free(self);
   __atomic_sub_fetch(&live_exports, 1, __ATOMIC_RELAXED);

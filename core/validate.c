@@ -1,43 +1,12 @@
-/* See validate.h. Each step mirrors validate.go and tensor.go in order, so
- * that the first refusal found is of the same kind. */
+/* See validate.h. Checks run in a fixed order (ndim, dtype, device, shape,
+ * strides, extent) so that the first refusal is the reported one. */
 #include <stdarg.h>
 #include <stdio.h>
 #include "validate.h"
 
-#define MAX_NDIM 64
-#define MIN_DATA_ADDRESS 4096 /* see minDataAddress in validate.go */
-
-static uint16_t known_bits[256]; /* per type code: mask of known bit widths */
-static uint8_t known_device[64];
-
-static uint16_t bits_mask(uint8_t bits) {
-  switch (bits) {
-    case 4: return 1 << 0;
-    case 6: return 1 << 1;
-    case 8: return 1 << 2;
-    case 16: return 1 << 3;
-    case 32: return 1 << 4;
-    case 64: return 1 << 5;
-    case 128: return 1 << 6;
-  }
-  return 0;
-}
-
-void gdl_validate_register_dtype(uint8_t code, uint8_t bits) { known_bits[code] |= bits_mask(bits); }
-
-void gdl_validate_register_device(int32_t t) {
-  if (t >= 0 && t < 64) known_device[t] = 1;
-}
-
-static const char* kind_text[] = {
-    "", "NULL pointer", "unsupported DLPack version", "invalid ndim", "invalid shape", "invalid strides",
-    "size overflows int64", "unsupported dtype", "vector dtype (lanes != 1) not supported",
-    "unsupported device", "NULL data with non-zero size",
-};
-
 static int refuse(char* msg, size_t n, int kind, const char* fmt, ...) {
   if (msg != NULL && n > 0) {
-    int k = snprintf(msg, n, "%s: ", kind_text[kind]);
+    int k = snprintf(msg, n, "%s: ", gdl_refusal_text[kind]);
     if (k >= 0 && (size_t)k < n) {
       va_list ap;
       va_start(ap, fmt);
@@ -52,7 +21,8 @@ static int mul_ok(int64_t a, int64_t b, int64_t* out) {
   return a >= 0 && b >= 0 && !__builtin_mul_overflow(a, b, out);
 }
 
-/* checkExtent of validate.go, with NumElements and ByteSpan of tensor.go. */
+/* Element count, stride span and address checks (NumElements and ByteSpan of
+ * the Go Tensor compute the same). */
 static int check_extent(const DLTensor* t, uint8_t bits, char* msg, size_t n) {
   int32_t nd = t->ndim;
   int zero = 0;
@@ -89,7 +59,7 @@ static int check_extent(const DLTensor* t, uint8_t bits, char* msg, size_t n) {
     return refuse(msg, n, GDL_E_OVERFLOW, "byte span of the view overflows");
   uint64_t lo_bytes = (uint64_t)(lo_bits / 8 + (lo_bits % 8 != 0)), hi_bytes = (uint64_t)((hi_bits + 7) / 8);
   uintptr_t addr = (uintptr_t)t->data;
-  if (addr < MIN_DATA_ADDRESS) {
+  if (addr < GDL_MIN_DATA_ADDRESS) {
     if (addr != 0)
       return refuse(msg, n, GDL_E_NIL_DATA, "data %#lx lies in the first page, for %lld elements",
                     (unsigned long)addr, (long long)count);
@@ -104,20 +74,19 @@ static int check_extent(const DLTensor* t, uint8_t bits, char* msg, size_t n) {
   return GDL_OK;
 }
 
-/* inspect of validate.go. */
-static int check_tensor(const DLTensor* t, int allow_null_strides, char* msg, size_t n) {
-  if (t->ndim < 0 || t->ndim > MAX_NDIM)
-    return refuse(msg, n, GDL_E_NDIM, "ndim = %d, want 0..%d", t->ndim, MAX_NDIM);
+int gdl_check_tensor(const DLTensor* t, int allow_null_strides, char* msg, size_t n) {
+  if (t->ndim < 0 || t->ndim > GDL_MAX_NDIM)
+    return refuse(msg, n, GDL_E_NDIM, "ndim = %d, want 0..%d", t->ndim, GDL_MAX_NDIM);
   DLDataType d = t->dtype;
   if (d.bits == 0)
     return refuse(msg, n, GDL_E_DTYPE, "dtype(code=%d, bits=%d, lanes=%d) has 0 bits", d.code, d.bits, d.lanes);
   if (d.lanes != 1)
     return refuse(msg, n, GDL_E_LANES, "dtype(code=%d, bits=%d, lanes=%d) has %d lanes", d.code, d.bits, d.lanes,
                   d.lanes);
-  if (!(known_bits[d.code] & bits_mask(d.bits)))
+  if (!gdl_dtype_known(d.code, d.bits))
     return refuse(msg, n, GDL_E_DTYPE, "unknown type code %d with %d bits", d.code, d.bits);
   int32_t dt = (int32_t)t->device.device_type;
-  if (dt < 0 || dt >= 64 || !known_device[dt]) return refuse(msg, n, GDL_E_DEVICE, "unknown device type %d", dt);
+  if (!gdl_device_known(dt)) return refuse(msg, n, GDL_E_DEVICE, "unknown device type %d", dt);
   if (t->device.device_id < 0) return refuse(msg, n, GDL_E_DEVICE, "negative device id %d", t->device.device_id);
   if (t->ndim > 0 && t->shape == NULL)
     return refuse(msg, n, GDL_E_NIL_POINTER, "shape is NULL with ndim = %d", t->ndim);
@@ -129,10 +98,11 @@ static int check_tensor(const DLTensor* t, int allow_null_strides, char* msg, si
 int gdl_check_versioned(const DLManagedTensorVersioned* m, char* msg, size_t n) {
   if (m == NULL) return refuse(msg, n, GDL_E_NIL_POINTER, "managed tensor is NULL");
   DLPackVersion v = m->version;
-  if (v.major > 1)
-    return refuse(msg, n, GDL_E_VERSION, "DLPack %u.%u is newer than the 1.x we understand", v.major, v.minor);
+  if (v.major > GDL_MAX_IMPORT_MAJOR)
+    return refuse(msg, n, GDL_E_VERSION, "DLPack %u.%u is newer than the %d.x we understand", v.major, v.minor,
+                  GDL_MAX_IMPORT_MAJOR);
   if (v.major == 0) return refuse(msg, n, GDL_E_VERSION, "a versioned tensor claims DLPack %u.%u", v.major, v.minor);
-  int r = check_tensor(&m->dl_tensor, v.minor < 2, msg, n);
+  int r = gdl_check_tensor(&m->dl_tensor, v.major == 1 && v.minor < GDL_STRIDES_REQUIRED_MINOR, msg, n);
   if (r != GDL_OK) return r;
   if (m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes < 8 && (m->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED))
     return check_extent(&m->dl_tensor, 8, msg, n); /* padded: a byte per element */
@@ -141,5 +111,5 @@ int gdl_check_versioned(const DLManagedTensorVersioned* m, char* msg, size_t n) 
 
 int gdl_check_legacy(const DLManagedTensor* m, char* msg, size_t n) {
   if (m == NULL) return refuse(msg, n, GDL_E_NIL_POINTER, "managed tensor is NULL");
-  return check_tensor(&m->dl_tensor, 1, msg, n);
+  return gdl_check_tensor(&m->dl_tensor, 1, msg, n);
 }

@@ -23,14 +23,19 @@ void gdl_owner_decref(gdl_owner* o);
 /* Calls the deleter of a managed tensor of either kind, if it has one. */
 void gdl_managed_free(void* managed, int versioned);
 
-/* Owner of a block of C memory aligned to GDL_ALIGN bytes; data follows. */
+/* Owner of a block of C memory aligned to GDL_ALIGN bytes; data follows.
+ * NULL when out of memory. */
 #define GDL_ALIGN 64
 gdl_owner* gdl_owner_alloc(uint64_t nbytes, void** data);
+
+/* gdl_owner_alloc of zero bytes: large blocks come lazily zeroed from the
+ * kernel (calloc), so memory is committed only as pages are touched. */
+gdl_owner* gdl_owner_calloc(uint64_t nbytes, void** data);
 
 /* Owner that holds a foreign managed tensor and calls its deleter on release. */
 gdl_owner* gdl_owner_foreign(void* managed, int versioned);
 
-/* Owner whose release hands a cgo.Handle back to Go (see release.go). */
+/* Owner whose release hands a cgo.Handle back to Go (core/owner.go). */
 gdl_owner* gdl_owner_go(uintptr_t handle);
 
 /* Marks the process as a fork() child: Go cannot be called any more, so
@@ -47,10 +52,6 @@ void gdl_fill_dims(DLTensor* dst, const DLTensor* view, int64_t* dims);
 DLManagedTensorVersioned* gdl_export_versioned(const DLTensor* view, uint64_t flags,
                                                gdl_owner* owner);
 DLManagedTensor* gdl_export_legacy(const DLTensor* view, gdl_owner* owner);
-
-/* The deleters installed by the exporters (exposed so tests can recognise them). */
-void gdl_deleter_versioned(DLManagedTensorVersioned* self);
-void gdl_deleter_legacy(DLManagedTensor* self);
 
 /* Counters for tests: how many owners and managed tensors are alive. */
 int64_t gdl_live_owners(void);

@@ -1,0 +1,14 @@
+/* Python exception classes a Go error maps to (pyext/create.go errKind). */
+#ifndef GODLPACK_ERRKIND_H_
+#define GODLPACK_ERRKIND_H_
+
+enum {
+  GDL_ERR_NONE = 0,
+  GDL_ERR_VALUE,    /* ValueError */
+  GDL_ERR_BUFFER,   /* BufferError: a tensor refused */
+  GDL_ERR_MEMORY,   /* MemoryError */
+  GDL_ERR_OVERFLOW, /* OverflowError: a value out of the dtype's range */
+  GDL_ERR_TYPE,     /* TypeError */
+};
+
+#endif
