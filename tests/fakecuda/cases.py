@@ -87,7 +87,8 @@ def case_empty_views_copy_zero_bytes_device_to_host_and_device():
         t = godlpack.from_dlpack(p)
         drv.reset()
         host = godlpack.from_dlpack(t.__dlpack__(max_version=(1, 3), dl_device=(CPU, 0)))
-        assert host.device == (CPU, 0) and host.shape == tuple(shape) and host.is_copied and host.tolist() == []
+        assert host.device == (CPU, 0) and host.shape == tuple(shape) and host.is_copied
+        assert host.tolist() == np.empty(shape).tolist()
         same = godlpack.from_dlpack(t, copy=True)
         assert same.device == (CUDA, 0) and same.shape == tuple(shape) and same.is_copied
         cap = t.__dlpack__(max_version=(1, 3), copy=True)
@@ -208,6 +209,9 @@ def case_managed_memory_is_synchronised_before_the_host_reads_it():
         "dlpack copy": lambda: godlpack.from_dlpack(t.__dlpack__(max_version=(1, 3), copy=True)).tolist(),
         "to cpu": lambda: godlpack.from_dlpack(t, device=(CPU, 0)).tolist(),
         "dlpack to cpu": lambda: godlpack.from_dlpack(t.__dlpack__(max_version=(1, 3), dl_device=(CPU, 0))).tolist(),
+        "copy to cpu": lambda: godlpack.from_dlpack(t, device=(CPU, 0), copy=True).tolist(),
+        "dlpack copy to cpu": lambda: godlpack.from_dlpack(
+            t.__dlpack__(max_version=(1, 3), dl_device=(CPU, 0), copy=True)).tolist(),
     }
     for what, read in reads.items():
         drv.reset()
@@ -239,7 +243,12 @@ def case_copies_of_host_and_managed_memory_stay_on_their_device():
         m = godlpack.from_dlpack(CtypesProducer(a, device=(dev, 0)), copy=True)  # a foreign producer
         assert m.device == (dev, 0) and m.is_copied
         assert drv.count(alloc) == 3, drv.log()
-        del c, cap, m
+        # Asked for on the CPU, the copy is CPU memory.
+        h = godlpack.from_dlpack(t, device=(CPU, 0), copy=True)
+        hc = godlpack.from_dlpack(t.__dlpack__(max_version=(1, 3), dl_device=(CPU, 0), copy=True))
+        assert h.device == hc.device == (CPU, 0) and h.is_copied and hc.is_copied and drv.count(alloc) == 3
+        assert h.tolist() == hc.tolist() == a.tolist()
+        del c, cap, m, h, hc
         gc.collect()
         assert drv.count(free) == 3 and drv.live_allocs() == 0, drv.log()
         del t
@@ -299,6 +308,7 @@ def case_streams_that_need_no_synchronisation_make_no_driver_calls():
 def case_export_to_another_stream_records_and_waits():
     a = np.arange(6.0)
     _, t = gpu(a)
+    assert _godlpack.cuda_status()[0]  # loads the driver: cuInit is not logged below
     drv.reset()
     cap = t.__dlpack__(max_version=(1, 3), stream=2)
     assert read_versioned(cap).dl_tensor.data == a.ctypes.data
