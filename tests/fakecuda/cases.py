@@ -15,8 +15,8 @@ import threading
 import numpy as np
 
 import godlpack
-from ctypes_producer import (IS_COPIED, CtypesProducer, DLPackVersion, capsule_name, capsule_pointer,
-                             read_versioned)
+from ctypes_producer import (IS_COPIED, CtypesProducer, DLManagedTensorVersioned, DLPackVersion, capsule_name,
+                             capsule_pointer, read_versioned)
 from fakecuda.driver import FakeCuda
 from godlpack import _godlpack
 
@@ -387,14 +387,16 @@ def case_copies_are_released_from_any_thread():
     caps = [c.__dlpack__(max_version=(1, 3)) for c in copies]
     del copies
     errors = []
+    set_name = ctypes.pythonapi.PyCapsule_SetName
+    set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
     def work(cap):
         try:
             m = capsule_pointer(cap)
-            ctypes.pythonapi.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
-            ctypes.pythonapi.PyCapsule_SetName(cap, b"used_dltensor_versioned")
+            set_name(cap, b"used_dltensor_versioned")
             # The deleter runs here, on this thread, after the Tensor copies are gone.
-            ctypes.CFUNCTYPE(None, ctypes.c_void_p)(read_deleter(m))(m)
+            deleter = DLManagedTensorVersioned.from_address(m).deleter
+            ctypes.CFUNCTYPE(None, ctypes.c_void_p)(deleter)(m)
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
 
@@ -407,11 +409,6 @@ def case_copies_are_released_from_any_thread():
     del caps, t
     drv.unregister(a)
     dropped()
-
-
-def read_deleter(ptr):
-    from ctypes_producer import DLManagedTensorVersioned
-    return DLManagedTensorVersioned.from_address(ptr).deleter
 
 
 def case_the_driver_failing_to_start_says_why():
