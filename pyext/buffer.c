@@ -50,6 +50,7 @@ static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
     PyErr_SetString(PyExc_BufferError, "this dtype has no buffer-protocol format; use __dlpack__");
     return -1;
   }
+  if (gdl_host_sync(t->view.device, t->stream) != 0) return -1; /* managed memory: GPU work first */
   int c = is_contig(t, 0), f = is_contig(t, 1);
   if (((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c) ||
       ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f) ||

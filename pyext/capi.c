@@ -21,6 +21,8 @@ static int c_managed_from_object(PyObject* obj, PyObject* stream, DLPackVersion 
     /* Our own tensor: a fresh export, no Python call (a stream goes through
      * __dlpack__, which checks it). */
     GdlTensor* t = (GdlTensor*)obj;
+    /* As __dlpack__(stream=None): the consumer uses the legacy default stream. */
+    if (gdl_stream_sync(t->view.device, t->stream, 1) != 0) return -1;
     *out = gdl_tensor_export(t, &t->view, want_versioned, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
     if (*out == NULL) return -1;
     *versioned = want_versioned;

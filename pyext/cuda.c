@@ -1,7 +1,12 @@
 /* CUDA through the driver library, loaded with dlopen on first use, so the
  * module builds and imports anywhere and only GPU work needs a GPU: stream
- * synchronisation for exports (event record + stream wait) and copies
- * between host and device memory. */
+ * synchronisation for exports (event record + stream wait), host syncs before
+ * the CPU reads managed memory, and copies between host and device memory.
+ *
+ * Each driver call retains the device's primary context and releases it
+ * afterwards; memory allocated here holds its own reference until freed, so
+ * godlpack never keeps a context alive that nothing of its uses.
+ * tests/fakecuda is a stand-in driver that runs all of this without a GPU. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -15,6 +20,7 @@ typedef void* CUstream;
 typedef void* CUevent;
 typedef unsigned long long CUdeviceptr;
 #define CU_EVENT_DISABLE_TIMING 0x2
+#define CU_MEM_ATTACH_GLOBAL 0x1
 
 static struct {
   int ok;
@@ -22,6 +28,7 @@ static struct {
   CUresult (*Init)(unsigned);
   CUresult (*DeviceGet)(CUdevice*, int);
   CUresult (*PrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*PrimaryCtxRelease)(CUdevice);
   CUresult (*CtxPush)(CUcontext);
   CUresult (*CtxPop)(CUcontext*);
   CUresult (*EventCreate)(CUevent*, unsigned);
@@ -30,6 +37,9 @@ static struct {
   CUresult (*EventDestroy)(CUevent);
   CUresult (*MemAlloc)(CUdeviceptr*, size_t);
   CUresult (*MemFree)(CUdeviceptr);
+  CUresult (*MemAllocManaged)(CUdeviceptr*, size_t, unsigned);
+  CUresult (*MemHostAlloc)(void**, size_t, unsigned);
+  CUresult (*MemFreeHost)(void*);
   CUresult (*MemcpyDtoH)(void*, CUdeviceptr, size_t);
   CUresult (*MemcpyHtoD)(CUdeviceptr, const void*, size_t);
   CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
@@ -54,6 +64,7 @@ static void load(void) {
       {(void**)&cu.Init, "cuInit"},
       {(void**)&cu.DeviceGet, "cuDeviceGet"},
       {(void**)&cu.PrimaryCtxRetain, "cuDevicePrimaryCtxRetain"},
+      {(void**)&cu.PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"},
       {(void**)&cu.CtxPush, "cuCtxPushCurrent_v2"},
       {(void**)&cu.CtxPop, "cuCtxPopCurrent_v2"},
       {(void**)&cu.EventCreate, "cuEventCreate"},
@@ -62,6 +73,9 @@ static void load(void) {
       {(void**)&cu.EventDestroy, "cuEventDestroy_v2"},
       {(void**)&cu.MemAlloc, "cuMemAlloc_v2"},
       {(void**)&cu.MemFree, "cuMemFree_v2"},
+      {(void**)&cu.MemAllocManaged, "cuMemAllocManaged"},
+      {(void**)&cu.MemHostAlloc, "cuMemHostAlloc"},
+      {(void**)&cu.MemFreeHost, "cuMemFreeHost"},
       {(void**)&cu.MemcpyDtoH, "cuMemcpyDtoH_v2"},
       {(void**)&cu.MemcpyHtoD, "cuMemcpyHtoD_v2"},
       {(void**)&cu.MemcpyDtoD, "cuMemcpyDtoD_v2"},
@@ -103,19 +117,22 @@ PyObject* gdl_cuda_status(PyObject* mod, PyObject* unused) {
   return Py_BuildValue("(Os)", cu.ok ? Py_True : Py_False, cu.ok ? "" : cu.err);
 }
 
-/* Makes the device's primary context current (it is retained for good). */
-static int enter(int32_t device_id) {
-  CUdevice dev;
+/* Makes the device's primary context current, holding a reference to it
+ * until leave(*dev). */
+static CUresult enter(int32_t device_id, CUdevice* dev) {
   CUcontext ctx;
-  CUresult r = cu.DeviceGet(&dev, device_id);
-  if (r == 0) r = cu.PrimaryCtxRetain(&ctx, dev);
-  if (r == 0) r = cu.CtxPush(ctx);
+  CUresult r = cu.DeviceGet(dev, device_id);
+  if (r == 0) r = cu.PrimaryCtxRetain(&ctx, *dev);
+  if (r != 0) return r;
+  r = cu.CtxPush(ctx);
+  if (r != 0) cu.PrimaryCtxRelease(*dev);
   return r;
 }
 
-static void leave(void) {
+static void leave(CUdevice dev) {
   CUcontext c;
   cu.CtxPop(&c);
+  cu.PrimaryCtxRelease(dev);
 }
 
 static CUstream stream_handle(intptr_t s) { return (CUstream)s; } /* 1 legacy, 2 per-thread: CUDA's own values */
@@ -128,7 +145,8 @@ int gdl_stream_sync(DLDevice dev, intptr_t from, intptr_t to) {
     return -1;
   }
   if (ready() != 0) return -1;
-  CUresult r = enter(dev.device_id);
+  CUdevice d;
+  CUresult r = enter(dev.device_id, &d);
   if (r != 0) return fail("context setup", r);
   CUevent ev;
   r = cu.EventCreate(&ev, CU_EVENT_DISABLE_TIMING);
@@ -137,7 +155,7 @@ int gdl_stream_sync(DLDevice dev, intptr_t from, intptr_t to) {
     if (r == 0) r = cu.StreamWaitEvent(stream_handle(to), ev, 0);
     cu.EventDestroy(ev);
   }
-  leave();
+  leave(d);
   return r == 0 ? 0 : fail("event record / stream wait", r);
 }
 
@@ -147,43 +165,84 @@ int gdl_host_sync(DLDevice dev, intptr_t stream) {
   if (stream == -1 || (dev.device_type != kDLCUDA && dev.device_type != kDLCUDAManaged)) return 0;
   pthread_once(&load_once, load);
   if (!cu.ok) return 0; /* no driver in this process: no GPU work can be in flight */
-  CUresult r = enter(dev.device_id);
+  CUdevice d;
+  CUresult r = enter(dev.device_id, &d);
   if (r != 0) return fail("context setup", r);
   r = cu.StreamSynchronize(stream_handle(stream));
-  leave();
+  leave(d);
   return r == 0 ? 0 : fail("stream synchronize", r);
 }
 
-/* The bytes [lo, hi) a view touches, relative to its first element. */
-static void byte_span(const GdlTensor* t, int64_t* lo, int64_t* hi) {
+/* The bytes [lo, hi) a view touches, relative to its first element: none
+ * for an empty view, whatever its strides. 0, or -1 if the span overflows. */
+static int byte_span(const GdlTensor* t, int64_t* lo, int64_t* hi) {
   int64_t item = ((int64_t)t->view.dtype.bits * t->view.dtype.lanes + 7) / 8;
-  *lo = 0;
+  *lo = *hi = 0;
+  for (int32_t i = 0; i < t->view.ndim; i++) {
+    if (t->dims[i] == 0) return 0;
+  }
   *hi = item;
   for (int32_t i = 0; i < t->view.ndim; i++) {
-    int64_t n = t->dims[i], s = t->dims[t->view.ndim + i];
-    if (n == 0) {
-      *hi = 0;
-      return;
-    }
-    int64_t ext = (n - 1) * s * item;
-    if (ext < 0) *lo += ext;
-    else *hi += ext;
+    int64_t n = t->dims[i], s = t->dims[t->view.ndim + i], ext;
+    if (__builtin_mul_overflow(n - 1, s, &ext) || __builtin_mul_overflow(ext, item, &ext) ||
+        __builtin_add_overflow(ext < 0 ? *lo : *hi, ext, ext < 0 ? lo : hi))
+      return -1;
   }
+  int64_t span;
+  return __builtin_sub_overflow(*hi, *lo, &span) ? -1 : 0;
 }
+
+/* Memory allocated through the driver, holding a reference to the primary
+ * context it lives in until it is freed. */
+enum { MEM_DEVICE, MEM_MANAGED, MEM_HOST };
 
 typedef struct {
   gdl_owner base;
-  CUdeviceptr ptr;
+  void* ptr;
+  CUdevice dev;
   int32_t device_id;
+  int kind;
 } cuda_owner;
 
 static void release_cuda(gdl_owner* o) {
   cuda_owner* c = (cuda_owner*)o;
-  if (enter(c->device_id) == 0) {
-    cu.MemFree(c->ptr);
-    leave();
+  CUdevice d;
+  if (enter(c->device_id, &d) == 0) {
+    if (c->kind == MEM_HOST) cu.MemFreeHost(c->ptr);
+    else cu.MemFree((CUdeviceptr)(uintptr_t)c->ptr);
+    leave(d);
   }
+  cu.PrimaryCtxRelease(c->dev);
   free(c);
+}
+
+/* n bytes (at least 1) of the given kind in dev's primary context, which the
+ * caller has entered. */
+static CUresult cuda_alloc(int kind, size_t n, CUdevice dev, int32_t device_id, cuda_owner** out) {
+  cuda_owner* c = malloc(sizeof *c);
+  if (c == NULL) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+  CUdeviceptr d = 0;
+  void* p = NULL;
+  CUresult r = kind == MEM_DEVICE    ? cu.MemAlloc(&d, n ? n : 1)
+               : kind == MEM_MANAGED ? cu.MemAllocManaged(&d, n ? n : 1, CU_MEM_ATTACH_GLOBAL)
+                                     : cu.MemHostAlloc(&p, n ? n : 1, 0);
+  if (kind != MEM_HOST) p = (void*)(uintptr_t)d;
+  CUcontext ctx;
+  if (r == 0 && (r = cu.PrimaryCtxRetain(&ctx, dev)) != 0) {
+    if (kind == MEM_HOST) cu.MemFreeHost(p);
+    else cu.MemFree(d);
+  }
+  if (r != 0) {
+    free(c);
+    return r;
+  }
+  gdl_owner_init(&c->base, release_cuda);
+  c->ptr = p;
+  c->dev = dev;
+  c->device_id = device_id;
+  c->kind = kind;
+  *out = c;
+  return 0;
 }
 
 /* A copy of t's bytes on another side of the bus, keeping its strides. Only
@@ -201,11 +260,15 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
   }
   if (ready() != 0) return NULL;
   int64_t lo, hi;
-  byte_span(t, &lo, &hi);
+  if (byte_span(t, &lo, &hi) != 0) {
+    PyErr_SetString(PyExc_BufferError, "godlpack: the tensor's byte span overflows");
+    return NULL;
+  }
   size_t n = (size_t)(hi - lo);
   char* first = (char*)t->view.data + t->view.byte_offset;
   int32_t gpu = to.device_type == kDLCPU ? t->view.device.device_id : to.device_id;
-  CUresult r = enter(gpu);
+  CUdevice dev;
+  CUresult r = enter(gpu, &dev);
   if (r != 0) return fail("context setup", r), NULL;
   /* The producer's work on its stream must be done before we read, whichever
    * way the copy goes (stream -1: the caller asked for no synchronisation). */
@@ -216,23 +279,16 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
     owner = gdl_owner_alloc(n, &base);
     r = owner == NULL ? 2 /* out of memory */ : (n ? cu.MemcpyDtoH(base, (CUdeviceptr)(first + lo), n) : 0);
   } else if (r == 0) {
-    cuda_owner* c = malloc(sizeof *c);
-    CUdeviceptr d = 0;
-    r = c == NULL ? 2 : cu.MemAlloc(&d, n ? n : 1);
+    cuda_owner* c;
+    r = cuda_alloc(MEM_DEVICE, n, dev, to.device_id, &c);
     if (r == 0) {
-      gdl_owner_init(&c->base, release_cuda);
-      c->ptr = d;
-      c->device_id = to.device_id;
       owner = &c->base;
-      base = (void*)(uintptr_t)d;
-      if (n) {
-        r = from == kDLCUDA ? cu.MemcpyDtoD(d, (CUdeviceptr)(first + lo), n) : cu.MemcpyHtoD(d, first + lo, n);
-      }
-    } else {
-      free(c);
+      base = c->ptr;
+      CUdeviceptr d = (CUdeviceptr)(uintptr_t)base;
+      if (n) r = from == kDLCUDA ? cu.MemcpyDtoD(d, (CUdeviceptr)(first + lo), n) : cu.MemcpyHtoD(d, first + lo, n);
     }
   }
-  leave();
+  leave(dev);
   if (r != 0) {
     if (owner) gdl_owner_decref(owner);
     return fail("copy", r), NULL;
@@ -245,3 +301,55 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
 }
 
 PyObject* gdl_cuda_copy(GdlTensor* t, DLDevice to, intptr_t stream) { return span_copy(t, to, stream); }
+
+/* A compact copy of a CUDAHost or CUDAManaged tensor in new memory of the
+ * same kind, made by the CPU once the tensor's stream is done. */
+static PyObject* host_kind_copy(GdlTensor* t, int kind, uint64_t flags) {
+  uint64_t bits = (uint64_t)t->view.dtype.bits * t->view.dtype.lanes, n = 1;
+  for (int32_t i = 0; i < t->view.ndim; i++) {
+    if (__builtin_mul_overflow(n, (uint64_t)t->dims[i], &n)) n = UINT64_MAX;
+  }
+  if (__builtin_mul_overflow(n, bits, &n) || n / 8 > SIZE_MAX / 2) {
+    PyErr_SetString(PyExc_MemoryError, "a compact copy of this (broadcast) view would not fit in memory");
+    return NULL;
+  }
+  n = n / 8 + (n % 8 != 0);
+  if (ready() != 0 || !gdl_go_ready() || gdl_host_sync(t->view.device, t->stream) != 0) return NULL;
+  CUdevice dev;
+  CUresult r = enter(t->view.device.device_id, &dev);
+  if (r != 0) return fail("context setup", r), NULL;
+  cuda_owner* c;
+  r = cuda_alloc(kind, (size_t)n, dev, t->view.device.device_id, &c);
+  leave(dev);
+  if (r != 0) return fail("allocation", r), NULL;
+  char err[512];
+  if (gdlCopyCompact(&t->view, c->ptr, err, sizeof err) != 0) {
+    gdl_owner_decref(&c->base);
+    PyErr_SetString(PyExc_BufferError, err);
+    return NULL;
+  }
+  DLTensor v = t->view;
+  v.data = c->ptr;
+  v.byte_offset = 0;
+  v.strides = NULL; /* compact */
+  return gdl_tensor_new(&c->base, &v, flags);
+}
+
+PyObject* gdl_device_copy(GdlTensor* t, uint64_t flags) {
+  switch (t->view.device.device_type) {
+  case kDLCUDA:
+    return span_copy(t, t->view.device, t->stream);
+  case kDLCUDAHost:
+    return host_kind_copy(t, MEM_HOST, flags);
+  case kDLCUDAManaged:
+    return host_kind_copy(t, MEM_MANAGED, flags);
+  case kDLCPU:
+    return gdl_tensor_copy(t, flags);
+  case kDLROCMHost: /* a CPU copy would change the device */
+    PyErr_SetString(PyExc_BufferError, "godlpack cannot allocate ROCm host memory for a copy; ask for "
+                    "dl_device=(1, 0) (device=(1, 0)) to get a CPU copy");
+    return NULL;
+  default: /* refused with the reason */
+    return span_copy(t, t->view.device, t->stream);
+  }
+}

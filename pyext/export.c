@@ -147,9 +147,9 @@ PyObject* gdl_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, PyO
   if (relabel ? gdl_host_sync(dev, stream == -1 ? -1 : self->stream) : gdl_stream_sync(dev, self->stream, stream))
     return NULL;
   if (a.copy == Py_True) {
-    return export_copy(gdl_cpu_accessible(dev.device_type) ? gdl_tensor_copy(self, 0)
-                                                             : gdl_cuda_copy(self, dev, self->stream),
-                       versioned);
+    PyObject* c = relabel ? gdl_tensor_copy(self, 0) : gdl_device_copy(self, 0);
+    if (c != NULL && gdl_stream_sync(dev, 1, stream) != 0) Py_CLEAR(c); /* a CUDA copy runs on the legacy stream */
+    return export_copy(c, versioned);
   }
   DLTensor view = self->view;
   view.device = want;

@@ -84,6 +84,8 @@ int gdl_cuda_stream_device(int32_t device_type); /* device types with streams */
 int gdl_stream_sync(DLDevice dev, intptr_t from, intptr_t to); /* 0, or -1 + BufferError */
 int gdl_host_sync(DLDevice dev, intptr_t stream); /* host waits for stream (CUDA only) */
 PyObject* gdl_cuda_copy(GdlTensor* t, DLDevice to, intptr_t stream); /* IS_COPIED copy */
+/* A copy on t's own device (CUDA, CUDAHost and CUDAManaged stay what they are). */
+PyObject* gdl_device_copy(GdlTensor* t, uint64_t flags);
 PyObject* gdl_cuda_status(PyObject* mod, PyObject* unused);
 
 /* device.c (gdl_cpu_accessible is in tables_gen.h). */

@@ -162,13 +162,11 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
       PyErr_SetString(PyExc_BufferError, "godlpack cannot move a tensor between devices");
       return NULL;
     }
-    if (copy == Py_True) {
-      return gdl_cpu_accessible(t->view.device.device_type) ? gdl_tensor_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED)
-                                                            : gdl_cuda_copy(t, t->view.device, t->stream);
-    }
-    if (stream_arg != NULL && gdl_stream_sync(t->view.device, t->stream, stream_id) != 0) return NULL;
     int relabel = device != Py_None && !same_device(want, t->view.device);
+    if (copy == Py_True && !relabel) return gdl_device_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);
+    if (stream_arg != NULL && gdl_stream_sync(t->view.device, t->stream, stream_id) != 0) return NULL;
     if (relabel && gdl_host_sync(t->view.device, t->stream) != 0) return NULL; /* the CPU reads it next */
+    if (copy == Py_True) return gdl_tensor_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);
     gdl_owner_incref(t->owner);
     result = gdl_tensor_new(t->owner, &t->view, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
     if (result) ((GdlTensor*)result)->stream = stream_arg ? stream_id : t->stream;
@@ -209,8 +207,7 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
   int copied = (t->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
   if (copy == Py_True && !copied) {
     /* The producer could not copy for us (legacy, or it ignored copy=True). */
-    PyObject* c = gdl_cpu_accessible(t->view.device.device_type) ? gdl_tensor_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED)
-                                                                 : gdl_cuda_copy(t, t->view.device, t->stream);
+    PyObject* c = gdl_device_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);
     Py_DECREF(result);
     return c;
   }

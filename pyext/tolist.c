@@ -71,5 +71,6 @@ PyObject* gdl_tolist(PyObject* self, PyObject* unused) {
     Py_XDECREF(name);
     return NULL;
   }
+  if (gdl_host_sync(t->view.device, t->stream) != 0) return NULL; /* managed memory: GPU work first */
   return build(t, f, 0, (const char*)t->view.data + t->view.byte_offset, t->view.dtype.bits / 8);
 }

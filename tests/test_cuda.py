@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 import godlpack
-from ctypes_producer import CtypesProducer, read_versioned
+from ctypes_producer import CtypesProducer, read_legacy, read_versioned
 from godlpack import _godlpack
 
-CUDA, CUDA_HOST, ROCM, CUDA_MANAGED = 2, 3, 10, 13
+CUDA, CUDA_HOST, ROCM, ROCM_HOST, CUDA_MANAGED = 2, 3, 10, 11, 13
 DRIVER, DRIVER_WHY = _godlpack.cuda_status()
 
 
@@ -82,26 +82,37 @@ def test_export_stream_argument_rules(stream, err):
         t.__dlpack__(max_version=(1, 3), stream=stream)
 
 
+def assert_exports(cap, t, device):
+    """cap is a legacy capsule sharing t's memory on device."""
+    m = read_legacy(cap).dl_tensor
+    assert m.data == t.data_ptr and (m.device.device_type, m.device.device_id) == device
+    assert [m.shape[i] for i in range(m.ndim)] == list(t.shape)
+
+
 def test_export_streams_that_need_no_synchronisation_work_without_a_driver():
     _, t = fake_gpu()  # imported on the legacy default stream (1)
     for s in (None, 1, -1):
-        assert t.__dlpack__(stream=s) is not None
+        assert_exports(t.__dlpack__(stream=s), t, (CUDA, 0))
 
 
-def test_export_to_another_stream_synchronises_or_says_why_not():
+@pytest.mark.skipif(not DRIVER, reason="no CUDA driver (tests/test_fakecuda.py covers this with a stand-in)")
+def test_export_to_another_stream_synchronises():
     _, t = fake_gpu()
-    if DRIVER:
-        assert t.__dlpack__(stream=2) is not None  # event record + wait, data untouched
-    else:
-        with pytest.raises(BufferError, match="CUDA driver"):
-            t.__dlpack__(stream=2)
+    assert_exports(t.__dlpack__(stream=2), t, (CUDA, 0))  # event record + wait, data untouched
+
+
+@pytest.mark.skipif(DRIVER, reason="a CUDA driver is loaded")
+def test_export_to_another_stream_without_a_driver_says_why_not():
+    _, t = fake_gpu()
+    with pytest.raises(BufferError, match="CUDA driver"):
+        t.__dlpack__(stream=2)
 
 
 def test_rocm_streams_cannot_be_synchronised():
     _, t = fake_gpu((ROCM, 0))
     with pytest.raises(BufferError, match="ROCm"):
         t.__dlpack__(stream=2)
-    assert t.__dlpack__(stream=-1) is not None
+    assert_exports(t.__dlpack__(stream=-1), t, (ROCM, 0))
 
 
 def test_cpu_tensors_refuse_gpu_streams():
@@ -109,7 +120,31 @@ def test_cpu_tensors_refuse_gpu_streams():
     for s in (1, 2, 12345):
         with pytest.raises(BufferError, match="None or -1"):
             t.__dlpack__(stream=s)
-    assert t.__dlpack__(stream=-1) is not None
+    assert_exports(t.__dlpack__(stream=-1), t, (1, 0))
+
+
+def test_copies_stay_on_their_device_or_are_refused():
+    """copy=True never turns GPU-side host memory into a CPU tensor: without a
+    driver CUDAHost/CUDAManaged copies are refused, ROCmHost ones always."""
+    code = ("import godlpack, numpy as np, sys\n"
+            "sys.path.insert(0, %r)\n"
+            "from ctypes_producer import CtypesProducer\n"
+            "for dev in [(3, 0), (13, 0)]:\n"
+            "    t = godlpack.from_dlpack(CtypesProducer(np.arange(3.0), device=dev))\n"
+            "    for f in (lambda: godlpack.from_dlpack(t, copy=True), lambda: t.__dlpack__(copy=True)):\n"
+            "        try:\n            f()\n        except BufferError as e:\n            print('CUDA driver' in str(e))\n"
+            "    print(godlpack.from_dlpack(t, device=(1, 0), copy=True).device == (1, 0))\n") % os.path.dirname(
+        os.path.abspath(__file__))
+    env = dict(os.environ, GODLPACK_LIBCUDA="/nonexistent/libcuda.so.1")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True"] * 6
+    _, t = fake_gpu((ROCM_HOST, 0))
+    for f in (lambda: godlpack.from_dlpack(t, copy=True), lambda: t.__dlpack__(max_version=(1, 3), copy=True)):
+        with pytest.raises(BufferError, match="ROCm host memory"):
+            f()
+    c = godlpack.from_dlpack(t, device=(1, 0), copy=True)
+    assert c.device == (1, 0) and c.is_copied and c.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 
 
 def test_from_dlpack_passes_the_stream_to_gpu_producers_only():
@@ -202,7 +237,8 @@ def test_rocm_memory_is_never_copied_by_the_cuda_driver():
 def test_stream_minus_one_means_no_synchronisation_later_either():
     gpu = CtypesProducer(np.arange(3.0), device=(CUDA, 0))
     t = godlpack.from_dlpack(gpu, stream=-1)  # taken without synchronising
-    assert t.__dlpack__(max_version=(1, 3), stream=5) is not None  # nothing to wait for, no driver call
+    cap = t.__dlpack__(max_version=(1, 3), stream=5)  # nothing to wait for, no driver call
+    assert read_versioned(cap).dl_tensor.data == gpu.array.ctypes.data
     assert godlpack.from_dlpack(t, stream=7).device == (CUDA, 0)
 
 
