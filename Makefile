@@ -6,14 +6,14 @@ PYTHON := $(VENV)/bin/python
 PYINCLUDE := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 PYLIBDIR := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')
 EXT_SUFFIX := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-TEST_DEPS := numpy torch "jax[cpu]" pytest hypothesis psutil matplotlib cffi setuptools
+TEST_DEPS := numpy torch "jax[cpu]" pytest hypothesis psutil matplotlib cffi setuptools apache-tvm-ffi
 # cgo finds Python.h through CGO_CFLAGS; the extension never links libpython.
 export CGO_CFLAGS := -I$(PYINCLUDE) -O2
 export GOFLAGS := -buildvcs=false
 EXT := pyext/godlpack/_godlpack$(EXT_SUFFIX)
 GOFILES := $(shell find . -path ./.venv -prune -o \( -name '*.go' -o -name '*.c' -o -name '*.h' \) -print)
 
-.PHONY: all ext venv test gotest pytest lint bench soak clean
+.PHONY: all ext probe venv test gotest pytest lint bench soak clean
 
 all: ext
 
@@ -31,6 +31,13 @@ $(EXT): $(GOFILES) go.mod
 	rm -f $(basename $(EXT)).h
 	mkdir -p pyext/godlpack/include/godlpack && cp include/godlpack/*.h pyext/godlpack/include/godlpack/
 
+# The conformance checker's counting probes: a small C extension of their own
+# (test scaffolding, kept out of the production module), built in place.
+PROBE := pyext/godlpack/_probe$(EXT_SUFFIX)
+probe: $(PROBE)
+$(PROBE): pyext/godlpack/_probe.c include/godlpack/dlpack.h
+	$(CC) -shared -fPIC -O2 -Wall -pthread -I$(PYINCLUDE) -Iinclude -o $@ $<
+
 lint:
 	@files=$$(find . -name '*.go' -not -path './.venv/*'); out=$$(gofmt -l $$files); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -41,7 +48,7 @@ PYLINK := -L$(PYLIBDIR) $(shell $(BASEPYTHON) -c 'import sysconfig; print("-lpyt
 gotest:
 	CGO_LDFLAGS="$(PYLINK)" LD_LIBRARY_PATH=$(PYLIBDIR) go test -race -count=1 ./...
 
-pytest: ext venv
+pytest: ext probe venv
 	PYTHONPATH=pyext $(PYTHON) -m pytest -q tests
 
 # The whole suite: Go checks, Go tests under the race detector, pytest.
@@ -57,4 +64,4 @@ soak: ext venv
 	PYTHONPATH=pyext $(PYTHON) bench/soak.py
 
 clean:
-	rm -rf build dist *.egg-info $(EXT) pyext/godlpack/include
+	rm -rf build dist *.egg-info $(EXT) $(PROBE) pyext/godlpack/include

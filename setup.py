@@ -50,6 +50,11 @@ class BuildGoExt(build_ext):
 
 
 setup(
-    ext_modules=[GoExtension("godlpack._godlpack", "./pyext")],
+    ext_modules=[
+        GoExtension("godlpack._godlpack", "./pyext"),
+        # The conformance checker's counting probes (test scaffolding, plain C).
+        Extension("godlpack._probe", sources=["pyext/godlpack/_probe.c"], include_dirs=["include"],
+                  extra_compile_args=["-pthread"]),
+    ],
     cmdclass={"build_ext": BuildGoExt},
 )

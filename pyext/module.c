@@ -2,7 +2,6 @@
 #include "gdl.h"
 
 gdl_strings GDL;
-extern PyMethodDef gdl_probe_methods[]; /* probe.c */
 static PyObject* device_cls; /* godlpack._types.Device, looked up on first use */
 
 PyObject* gdl_device_obj(DLDevice d) {
@@ -155,10 +154,6 @@ PyMODINIT_FUNC PyInit__godlpack(void) {
   if (PyType_Ready(&GdlTensor_Type) < 0 || gdl_exchange_init(&GdlTensor_Type) < 0) return NULL;
   PyObject* m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
-  if (PyModule_AddFunctions(m, gdl_probe_methods) < 0) {
-    Py_DECREF(m);
-    return NULL;
-  }
   Py_INCREF(&GdlTensor_Type);
   if (PyModule_AddObject(m, "Tensor", (PyObject*)&GdlTensor_Type) < 0 ||
       PyModule_AddObject(m, "API_VERSION", Py_NewRef(GDL.max_version)) < 0 ||
