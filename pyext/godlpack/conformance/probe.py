@@ -18,8 +18,18 @@ _get_name.restype = ctypes.c_char_p
 _get_name.argtypes = [ctypes.py_object]
 
 
+_set_name = ctypes.pythonapi.PyCapsule_SetName
+_set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_NAMES: dict[str, bytes] = {}  # capsules keep the name pointer: keep the bytes alive
+
+
 def capsule_name(cap: Any) -> str:
     return (_get_name(cap) or b"").decode()
+
+
+def rename(cap: Any, name: str) -> None:
+    """Renames a capsule (as a consumer renames one it takes), for tests of refusals."""
+    _set_name(cap, _NAMES.setdefault(name, name.encode()))
 
 
 def compact_strides(shape: tuple[int, ...]) -> list[int]:
