@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 PYINCLUDE := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 PYLIBDIR := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')
 EXT_SUFFIX := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-TEST_DEPS := numpy torch "jax[cpu]" pytest hypothesis psutil matplotlib cffi setuptools
+TEST_DEPS := numpy torch "jax[cpu]" pytest hypothesis psutil matplotlib cffi setuptools apache-tvm-ffi
 # cgo finds Python.h through CGO_CFLAGS for the Go tests of packages that
 # embed CPython; extensions are built by tools/godlpack_build.py.
 export CGO_CFLAGS := -I$(PYINCLUDE) -O2
@@ -14,7 +14,7 @@ export GOFLAGS := -buildvcs=false
 EXT := pyext/godlpack/_godlpack$(EXT_SUFFIX)
 GOFILES := $(shell git ls-files '*.go' '*.c' '*.h')
 
-.PHONY: all ext venv test gotest pytest lint bench soak clean generate
+.PHONY: all ext probe venv test gotest pytest lint bench soak clean generate
 
 all: ext
 
@@ -30,6 +30,13 @@ ext: $(EXT)
 $(EXT): $(GOFILES) go.mod
 	$(BASEPYTHON) tools/godlpack_build.py $(EXT) ./pyext/module
 
+# The conformance checker's counting probes: a small C extension of their own
+# (test scaffolding, kept out of the production module), built in place.
+PROBE := pyext/godlpack/_probe$(EXT_SUFFIX)
+probe: $(PROBE)
+$(PROBE): pyext/godlpack/_probe.c include/godlpack/dlpack.h
+	$(CC) -shared -fPIC -O2 -Wall -pthread -I$(PYINCLUDE) -Iinclude -o $@ $<
+
 # Only the project's own files (a Go toolchain unpacked into .gotool/ is not ours).
 lint:
 	@files=$$(git ls-files '*.go'); out=$$(gofmt -l $$files); \
@@ -41,7 +48,7 @@ PYLINK := -L$(PYLIBDIR) $(shell $(BASEPYTHON) -c 'import sysconfig; print("-lpyt
 gotest:
 	CGO_LDFLAGS="$(PYLINK)" LD_LIBRARY_PATH=$(PYLIBDIR) go test -race -count=1 ./...
 
-pytest: ext venv
+pytest: ext probe venv
 	PYTHONPATH=pyext $(PYTHON) -m pytest -q tests
 
 # The whole suite: Go checks, Go tests under the race detector, pytest.
@@ -61,4 +68,7 @@ generate:
 	go generate ./...
 
 clean:
-	rm -rf build dist *.egg-info $(EXT) pyext/godlpack/include
+	rm -rf build dist *.egg-info $(EXT) $(PROBE) pyext/godlpack/include
+
+# Further targets, one file per concern (wheels, sanitizers, mutants, ...).
+include $(wildcard mk/*.mk)

@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
@@ -27,6 +27,11 @@ class BuildPyWithHeaders(build_py):
 
 
 setup(
-    ext_modules=[GoExtension("godlpack._godlpack", "./pyext/module")],
+    ext_modules=[
+        GoExtension("godlpack._godlpack", "./pyext/module"),
+        # The conformance checker's counting probes (test scaffolding, plain C).
+        Extension("godlpack._probe", sources=["pyext/godlpack/_probe.c"], include_dirs=["include"],
+                  extra_compile_args=["-pthread"]),
+    ],
     cmdclass={"build_ext": BuildGoExt, "build_py": BuildPyWithHeaders},
 )

@@ -2,7 +2,6 @@
 #include "gdl.h"
 #include "errkind.h"
 
-extern PyMethodDef gdl_probe_methods[]; /* probe.c */
 
 /* Raises the Python exception for a Go error kind (errkind.h). */
 void gdl_raise_go(int kind, const char* msg) {
@@ -172,7 +171,7 @@ PyObject* gdl_godlpack_module(void) {
   if (gdl_layer_init("godlpack") < 0) return NULL;
   PyObject* m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
-  if (PyModule_AddFunctions(m, gdl_probe_methods) < 0 || gdl_layer_add_types(m) < 0 ||
+  if (gdl_layer_add_types(m) < 0 ||
       PyModule_AddObjectRef(m, "API_VERSION", GDL.max_version) < 0 ||
       PyModule_AddObject(m, "MAX_IMPORT_VERSION", Py_BuildValue("(ii)", GDL_MAX_IMPORT_MAJOR, 255)) < 0 ||
       PyModule_AddIntConstant(m, "ABI_VERSION", GODLPACK_CAPI_ABI_VERSION) < 0 ||

@@ -103,9 +103,9 @@ def test_device_request_checked_against_the_struct():
 def test_capsule_renamed_by_someone_else_is_refused():
     p = CtypesProducer(np.arange(4.0))
     cap = p.capsule(True)
-    from godlpack import conformance as check
+    from godlpack.conformance.probe import rename
 
-    check._rename(cap, "used_dltensor_versioned")
+    rename(cap, "used_dltensor_versioned")
     with pytest.raises(BufferError, match="already consumed"):
         godlpack.from_dlpack(cap)
     assert p.deleter_calls == 0  # not ours to delete
@@ -213,14 +213,14 @@ def test_broadcast_views_report_sizes_without_overflow():
 
 
 def test_checker_probes_refuse_foreign_capsules():
-    from godlpack import _godlpack as g
+    from godlpack import _probe
 
-    with pytest.raises(TypeError, match="DLPack capsule"):
-        g._probe_intercept(godlpack._C_API)
-    with pytest.raises(TypeError, match="DLPack capsule"):
-        g._probe_inspect(godlpack._C_API)
+    with pytest.raises(ValueError, match="DLPack capsule"):
+        _probe.intercept(godlpack._C_API)
+    with pytest.raises(ValueError, match="DLPack capsule"):
+        _probe.inspect(godlpack._C_API)
     cap = np.arange(3.0).__dlpack__()
     before = sys.getrefcount(True)
     for _ in range(1000):
-        info = g._probe_inspect(cap)
+        info = _probe.inspect(cap)
     assert info["shape"] == (3,) and sys.getrefcount(True) - before < 10

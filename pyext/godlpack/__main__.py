@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return run(rest)
     if cmd == "check":
-        from .conformance import main as check_main
+        from .conformance.cli import main as check_main
 
         return check_main(rest)
     print(f"godlpack: unknown command {cmd!r}", file=sys.stderr)

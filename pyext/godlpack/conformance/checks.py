@@ -1,45 +1,20 @@
-"""DLPack conformance checker: ``python -m godlpack check MODULE [MODULE...]`` or
-``godlpack.check("numpy", ...)``.
-
-For each library it runs producer checks (the library's arrays exporting
-capsules) and consumer checks (the library's ``from_dlpack`` importing
-godlpack's counting probes, whose deleters count their calls), and reports one
-row per check: PASS, FAIL or N/A with the reason.
-
-Plugging in another library: any importable module with ``from_dlpack`` and
-``asarray`` is checked through the generic adapter. For more control, add a
-subclass of :class:`Peer` to ``PEERS`` (or pass ``peers=`` to :func:`check`).
-"""
+"""The checks, and running them against one library (see godlpack.conformance)."""
 from __future__ import annotations
 
-import ctypes
 import gc
 import importlib
-import json
-import struct
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import godlpack
-from godlpack import _godlpack as _g
+from godlpack import _probe
 
-READ_ONLY, IS_COPIED = 1, 2
-_set_name = ctypes.pythonapi.PyCapsule_SetName
-_set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_get_name = ctypes.pythonapi.PyCapsule_GetName
-_get_name.restype = ctypes.c_char_p
-_get_name.argtypes = [ctypes.py_object]
-_NAMES: dict[str, bytes] = {}  # capsules keep the name pointer: keep the bytes alive
+from .peers import PEERS, Peer, Skip, peer_for
+from .probe import IS_COPIED, READ_ONLY, Probe, capsule_name
 
-
-def capsule_name(cap: Any) -> str:
-    return (_get_name(cap) or b"").decode()
-
-
-def _rename(cap: Any, name: str) -> None:
-    _set_name(cap, _NAMES.setdefault(name, name.encode()))
+__all__ = ["CHECKS", "Result", "Skip", "Fail", "run_checks", "check"]
 
 
 @dataclass
@@ -48,208 +23,6 @@ class Result:
     check: str
     status: str  # PASS, FAIL or N/A
     reason: str = ""
-
-
-class Skip(Exception):
-    """The check does not apply to this library (N/A)."""
-
-
-class Probe:
-    """A producer object whose capsules come from godlpack's counting probe.
-
-    The managed tensor holds float64 ``values`` (or raw ``data`` bytes); every
-    deleter call is counted, so exactly-once is observable for any consumer.
-    """
-
-    COMPACT = "compact"
-
-    def __init__(self, shape=(4,), strides=COMPACT, values=(1.0, 2.0, 3.0, 4.0), *, data=None, version=(1, 3),
-                 dtype=(2, 64, 1), device=(1, 0), byte_offset=0, flags=0, ndim=None, legacy_only=False):
-        if strides == Probe.COMPACT:  # DLPack >= 1.2 producers always fill strides
-            strides = tuple(godlpack_compact_strides(shape))
-        self.spec = dict(shape=shape, strides=strides, dtype=dtype, device=device, byte_offset=byte_offset,
-                         flags=flags, version=version, ndim=len(shape) if ndim is None else ndim)
-        self.data = data if data is not None or values is None else struct.pack(f"{len(values)}d", *values)
-        self.legacy_only = legacy_only
-        self.tokens: list[int] = []
-        self.capsules: list[Any] = []  # kept to read their names; release() drops them
-        self.versioned: list[bool] = []
-
-    def make(self, versioned: bool) -> Any:
-        s = self.spec
-        cap, tok = _g._probe_make(versioned, s["version"][0], s["version"][1], s["ndim"], s["shape"], s["strides"],
-                                  *s["dtype"], *s["device"], self.data, s["byte_offset"], s["flags"], None)
-        self.tokens.append(tok)
-        self.capsules.append(cap)
-        self.versioned.append(versioned)
-        return cap
-
-    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
-        mv = kwargs.get("max_version")
-        if self.legacy_only and set(kwargs) - {"stream"}:
-            raise TypeError("legacy producer: unexpected keyword")
-        return self.make(mv is not None and mv[0] >= 1)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return tuple(self.spec["device"])  # type: ignore[return-value]
-
-    def calls(self) -> list[int]:
-        return [_g._probe_calls(t) for t in self.tokens]
-
-    def last_name(self) -> str:
-        return capsule_name(self.capsules[-1]) if self.capsules else ""
-
-    def release(self) -> None:
-        self.capsules.clear()
-        gc.collect()
-
-
-def godlpack_compact_strides(shape: tuple[int, ...]) -> list[int]:
-    out, acc = [0] * len(shape), 1
-    for i in range(len(shape) - 1, -1, -1):
-        out[i] = acc
-        acc *= max(shape[i], 1)
-    return out
-
-
-class Peer:
-    """Adapter for one array library."""
-
-    name = "generic"
-    dtypes: tuple[str, ...] = ("bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64")
-    has_readonly = False
-
-    def __init__(self, module: Any) -> None:
-        self.mod = module
-
-    def from_dlpack(self, obj: Any) -> Any:
-        return self.mod.from_dlpack(obj)
-
-    def array(self, values: Any, dtype: str = "float64") -> Any:
-        return self.mod.asarray(values, dtype=getattr(self.mod, dtype))
-
-    def to_list(self, x: Any) -> Any:
-        import numpy as np
-
-        return np.asarray(np.from_dlpack(x)).tolist()
-
-    def readonly(self, x: Any) -> Any:
-        raise Skip("no read-only arrays")
-
-    def is_readonly(self, x: Any) -> bool | None:
-        return None
-
-
-class NumpyPeer(Peer):
-    name = "numpy"
-    dtypes = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-              "float32", "float64", "complex64", "complex128")
-    has_readonly = True
-
-    def array(self, values, dtype="float64"):
-        return self.mod.asarray(values, dtype=dtype)
-
-    def to_list(self, x):
-        return x.tolist()
-
-    def readonly(self, x):
-        x = x.copy()
-        x.flags.writeable = False
-        return x
-
-    def is_readonly(self, x):
-        return not x.flags.writeable
-
-
-class TorchPeer(Peer):
-    name = "torch"
-    dtypes = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-              "bfloat16", "float32", "float64", "complex64", "complex128")
-
-    def array(self, values, dtype="float64"):
-        return self.mod.tensor(values, dtype=getattr(self.mod, dtype))
-
-    def to_list(self, x):
-        return x.tolist()
-
-    def is_readonly(self, x):
-        return False  # torch tensors have no read-only state
-
-
-class JaxPeer(Peer):
-    name = "jax"
-    dtypes = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "bfloat16", "float32",
-              "complex64")
-
-    def __init__(self, module):
-        super().__init__(module)
-        import jax.numpy as jnp
-
-        self.jnp = jnp
-
-    def from_dlpack(self, obj):
-        return self.jnp.from_dlpack(obj)
-
-    def array(self, values, dtype="float64"):
-        import jax
-
-        if dtype == "float64" and not jax.config.jax_enable_x64:
-            dtype = "float32"  # JAX's default mode has no float64
-        return self.jnp.asarray(values, dtype=dtype)
-
-    def to_list(self, x):
-        import numpy as np
-
-        return np.asarray(x).tolist()
-
-    def is_readonly(self, x):
-        return True  # jax arrays are immutable
-
-
-class CupyPeer(Peer):
-    name = "cupy"
-
-    def to_list(self, x):
-        return x.get().tolist()
-
-
-class GodlpackPeer(Peer):
-    name = "godlpack"
-    dtypes = NumpyPeer.dtypes + ("bfloat16",)
-    has_readonly = True
-
-    def from_dlpack(self, obj):
-        return godlpack.from_dlpack(obj)
-
-    def array(self, values, dtype="float64"):
-        import numpy as np
-
-        if dtype == "bfloat16":
-            return godlpack.from_dlpack(self._torch().tensor(values, dtype=self._torch().bfloat16), copy=True)
-        return godlpack.from_dlpack(np.asarray(values, dtype=dtype), copy=True)
-
-    @staticmethod
-    def _torch():
-        import torch
-
-        return torch
-
-    def to_list(self, x):
-        return x.tolist()
-
-    def readonly(self, x):
-        import numpy as np
-
-        a = np.from_dlpack(x).copy()
-        a.flags.writeable = False
-        return godlpack.from_dlpack(a)
-
-    def is_readonly(self, x):
-        return x.readonly
-
-
-PEERS: dict[str, type[Peer]] = {"numpy": NumpyPeer, "torch": TorchPeer, "jax": JaxPeer, "cupy": CupyPeer,
-                                "godlpack": GodlpackPeer}
 
 
 # --- the checks ----------------------------------------------------------------
@@ -293,7 +66,7 @@ def _cleanup(cap: Any) -> None:
 def _fresh(p: Peer) -> str:
     x = p.array([1.0, 2.0, 3.0])
     c1, c2 = x.__dlpack__(), x.__dlpack__()
-    i1, i2 = _g._probe_inspect(c1), _g._probe_inspect(c2)
+    i1, i2 = _probe.inspect(c1), _probe.inspect(c2)
     expect(c1 is not c2, "the same capsule object was returned twice")
     expect(i1["pointer"] != i2["pointer"], "two capsules share one managed tensor")
     return "two calls gave two capsules and two managed tensors"
@@ -314,20 +87,21 @@ def _names(p: Peer) -> str:
 def _destructor(p: Peer) -> str:
     x = p.array([1.0, 2.0])
     cap = x.__dlpack__()
-    tok = _g._probe_intercept(cap)
+    tok = _probe.intercept(cap)
     del cap
     gc.collect()
-    n = _g._probe_calls(tok)
+    n = tok.calls
     if n == 0:
         raise Skip("the capsule destructor released the tensor without calling its deleter field: not observable")
     expect(n == 1, f"unused capsule freed: deleter ran {n} times, want 1")
     cap = x.__dlpack__()
-    tok = _g._probe_intercept(cap)
-    _rename(cap, "used_dltensor")  # as a consumer would: it owns the tensor now
+    tok = _probe.intercept(cap)
+    _probe.take(cap)  # renamed 'used_dltensor', as a consumer does: it owns the tensor now
     del cap
     gc.collect()
-    n = _g._probe_calls(tok)
-    _g._probe_delete(tok)  # what the consumer would do: release it ourselves
+    n = tok.calls
+    if n == 0:
+        _probe.delete(tok)  # what the consumer would do: release it ourselves
     expect(n == 0, f"the destructor of a used capsule called the deleter ({n} time(s))")
     return "unused: deleter once; renamed 'used_dltensor': not called"
 
@@ -335,7 +109,7 @@ def _destructor(p: Peer) -> str:
 @check_fn("producer: strides non-NULL for ndim > 0 (DLPack >= 1.2)")
 def _strides(p: Peer) -> str:
     x = p.array([[1.0, 2.0], [3.0, 4.0]])
-    info = _g._probe_inspect(_versioned(x))
+    info = _probe.inspect(_versioned(x))
     ver = info["version"]
     if tuple(ver) < (1, 2):
         return f"exports version {ver[0]}.{ver[1]}: NULL strides allowed ({'NULL' if info['strides_null'] else 'set'})"
@@ -348,7 +122,7 @@ def _ro_producer(p: Peer) -> str:
     if not p.has_readonly:
         raise Skip("the library has no read-only arrays")
     x = p.readonly(p.array([1.0, 2.0]))
-    info = _g._probe_inspect(_versioned(x))
+    info = _probe.inspect(_versioned(x))
     expect(info["flags"] & READ_ONLY, "READ_ONLY flag not set on a read-only array")
     try:
         x.__dlpack__()
@@ -360,8 +134,11 @@ def _ro_producer(p: Peer) -> str:
 @check_fn("producer: copy=True sets IS_COPIED and copies")
 def _copied(p: Peer) -> str:
     x = p.array([1.0, 2.0, 3.0])
-    plain = _g._probe_inspect(_versioned(x))
-    info = _g._probe_inspect(_versioned(x, copy=True))
+    plain = _probe.inspect(_versioned(x))
+    try:
+        info = _probe.inspect(_versioned(x, copy=True))
+    except BufferError as e:  # may refuse what it cannot do; must not copy silently wrong
+        raise Skip(f"copy=True refused with BufferError ({_short(e)})") from e
     expect(info["flags"] & IS_COPIED, "IS_COPIED not set for copy=True"
            + (" (the data was copied)" if info["data"] != plain["data"] else " (and the data was not copied)"))
     expect(info["data"] != plain["data"], "copy=True returned the same data pointer")
@@ -379,14 +156,14 @@ def _dl_device(p: Peer) -> str:
         raise Fail(f"dl_device keyword not accepted: {e}") from e
     except Exception as e:  # noqa: BLE001 - the type is what we check
         raise Fail(f"dl_device=(17, 5) raised {type(e).__name__}, not BufferError: {_short(e)}") from e
-    dev = _g._probe_inspect(cap).get("device")
+    dev = _probe.inspect(cap).get("device")
     raise Fail(f"dl_device=(17, 5) was accepted (capsule device {dev})")
 
 
 @check_fn("producer: copy=False never copies")
 def _copy_false(p: Peer) -> str:
     x = p.array([1.0, 2.0])
-    info = _g._probe_inspect(_versioned(x, copy=False))
+    info = _probe.inspect(_versioned(x, copy=False))
     expect(not info["flags"] & IS_COPIED, "IS_COPIED set for copy=False")
     return "no copy, IS_COPIED clear"
 
@@ -417,19 +194,19 @@ def _stream(p: Peer) -> str:
 def _nogil(p: Peer) -> str:
     # Run in a child process: a deleter that needs the GIL without taking it
     # crashes or hangs, and that must not take the checker down.
-    code = (f"import godlpack.conformance as c; c._nogil_child({p.name!r}, {p.mod.__name__!r})")
+    code = f"import godlpack.conformance.checks as c; c._nogil_child({p.name!r}, {p.mod.__name__!r})"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     expect(r.returncode == 0, f"child exited with {r.returncode}: {(r.stderr or r.stdout).strip()[-200:]}")
     return r.stdout.strip() or "deleter ran on a native thread without the GIL"
 
 
 def _nogil_child(peer: str, module: str) -> None:
-    p = _peer(peer, importlib.import_module(module))
+    p = PEERS.get(peer, Peer)(importlib.import_module(module))
     x = p.array([1.0, 2.0, 3.0])
     cap = x.__dlpack__()
-    tok = _g._probe_intercept(cap)
-    _g._probe_free_nogil(cap)
-    assert _g._probe_calls(tok) == 1, "deleter not called"
+    tok = _probe.intercept(cap)
+    _probe.free_nogil(cap)
+    assert tok.calls == 1, "deleter not called"
     print("deleter ran once on a native thread without the GIL")
 
 
@@ -583,29 +360,93 @@ def _dtypes(p: Peer) -> str:
     return f"{len(ok)} dtypes: {', '.join(ok)}"
 
 
+# --- the C exchange table (DLPack 1.3), checked both ways ----------------------------
+
+
+def _table(p: Peer) -> Any:
+    api = p.exchange_api()
+    if api is None:
+        raise Skip("no DLPack C exchange table (__dlpack_c_exchange_api__)")
+    ver = _probe.exchange_version(api)
+    expect(ver[0] == 1, f"exchange table version {ver[0]}.{ver[1]}")
+    return api
+
+
+@check_fn("exchange table: export gives a 1.x tensor, strides set, deleter once")
+def _table_export(p: Peer) -> str:
+    api = _table(p)
+    x = p.array([[1.0, 2.0], [3.0, 4.0]])
+    cap = _probe.exchange_export(api, p.exchange_object(x))
+    info = _probe.inspect(cap)
+    tok = _probe.intercept(cap)
+    del cap
+    gc.collect()
+    ver, calls = info["version"], tok.calls
+    expect(ver[0] == 1, f"exported version {ver[0]}.{ver[1]}")
+    expect(info.get("shape") == (2, 2), f"shape {info.get('shape')}")
+    expect(tuple(ver) < (1, 2) or not info["strides_null"], f"version {ver[0]}.{ver[1]} with NULL strides")
+    expect(calls == 1, f"deleter ran {calls} times, want 1")
+    return f"version {ver[0]}.{ver[1]}, shape (2, 2), strides set, deleter once"
+
+
+@check_fn("exchange table: import steals the tensor, deleter once")
+def _table_import(p: Peer) -> str:
+    api = _table(p)
+    probe = Probe()
+    cap = probe.make(True)
+    y = _probe.exchange_import(api, cap)
+    del cap
+    got = p.to_list(y)
+    during = probe.calls()[-1]
+    del y
+    _once_after(probe)
+    expect(got == [1.0, 2.0, 3.0, 4.0], f"values {got}")
+    return f"correct values; deleter {during} while alive, 1 after"
+
+
+@check_fn("exchange table: import refuses a future major, deleter once")
+def _table_future(p: Peer) -> str:
+    api = _table(p)
+    probe = Probe(version=(2, 0))
+    cap = probe.make(True)
+    try:
+        y, err = _probe.exchange_import(api, cap), None
+    except Exception as e:  # noqa: BLE001 - the type is what we check
+        y, err = None, e
+        e.__traceback__ = None
+    del cap, y
+    _once_after(probe)
+    expect(err is not None, "imported a DLPack 2.0 tensor")
+    expect(isinstance(err, BufferError), f"raised {type(err).__name__}, not BufferError: {_short(err)}")
+    return "BufferError, deleter once"
+
+
 # --- running -------------------------------------------------------------------------
 
 
-def _peer(name: str, module: Any) -> Peer:
-    cls = PEERS.get(name, Peer)
-    return cls(module)
+def load(name: str) -> Peer | Result:
+    """The adapter for an importable library, or the Result that says why not."""
+    try:
+        module = importlib.import_module(name)
+    except ImportError as e:
+        return Result(name, "import", "N/A", f"not installed ({e})")
+    if name == "cupy":
+        try:
+            module.cuda.runtime.getDeviceCount()
+        except Exception as e:  # noqa: BLE001
+            return Result(name, "import", "N/A", f"no usable GPU ({e})")
+    if name not in PEERS and not (hasattr(module, "from_dlpack") and hasattr(module, "asarray")):
+        return Result(name, "import", "FAIL", "module has no from_dlpack/asarray to check")
+    return peer_for(name, module)
 
 
 def run_checks(name: str, peer: Peer | None = None) -> list[Result]:
     """All checks against one library; a library that isn't installed gives N/A."""
     if peer is None:
-        try:
-            module = importlib.import_module(name)
-        except ImportError as e:
-            return [Result(name, "import", "N/A", f"not installed ({e})")]
-        if name == "cupy":
-            try:
-                module.cuda.runtime.getDeviceCount()
-            except Exception as e:  # noqa: BLE001
-                return [Result(name, "import", "N/A", f"no usable GPU ({e})")]
-        if name not in PEERS and not (hasattr(module, "from_dlpack") and hasattr(module, "asarray")):
-            return [Result(name, "import", "FAIL", "module has no from_dlpack/asarray to check")]
-        peer = _peer(name, module)
+        loaded = load(name)
+        if isinstance(loaded, Result):
+            return [loaded]
+        peer = loaded
     out = []
     for title, fn in CHECKS:
         try:
@@ -625,30 +466,3 @@ def check(*modules: str) -> list[Result]:
     for m in modules:
         results.extend(run_checks(m))
     return results
-
-
-def format_table(results: Iterable[Result]) -> str:
-    rows = [("module", "check", "status", "reason")] + [(r.module, r.check, r.status, r.reason) for r in results]
-    w = [max(len(r[i]) for r in rows) for i in range(3)]
-    lines = []
-    for i, r in enumerate(rows):
-        lines.append(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:<{w[2]}}  {r[3]}")
-        if i == 0:
-            lines.append("-" * (sum(w) + 6 + 20))
-    return "\n".join(lines)
-
-
-def main(argv: list[str]) -> int:
-    as_json = "--json" in argv
-    mods = [a for a in argv if not a.startswith("-")]
-    if not mods:
-        print("usage: python -m godlpack check [--json] MODULE [MODULE...]", file=sys.stderr)
-        return 2
-    results = check(*mods)
-    if as_json:
-        print(json.dumps([asdict(r) for r in results], indent=2))
-    else:
-        print(format_table(results))
-        counts = {s: sum(r.status == s for r in results) for s in ("PASS", "FAIL", "N/A")}
-        print(f"\nchecks: PASS {counts['PASS']}, FAIL {counts['FAIL']}, N/A {counts['N/A']}")
-    return 1 if any(r.status == "FAIL" for r in results) else 0

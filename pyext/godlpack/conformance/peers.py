@@ -1,0 +1,197 @@
+"""Adapters: how the checker makes, reads and imports one library's arrays."""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import godlpack
+
+
+class Skip(Exception):
+    """The check does not apply to this library (N/A)."""
+
+
+class Peer:
+    """Adapter for one array library."""
+
+    name = "generic"
+    dtypes: tuple[str, ...] = ("bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64")
+    has_readonly = False
+
+    def __init__(self, module: Any) -> None:
+        self.mod = module
+
+    def from_dlpack(self, obj: Any) -> Any:
+        return self.mod.from_dlpack(obj)
+
+    def array(self, values: Any, dtype: str = "float64") -> Any:
+        return self.mod.asarray(values, dtype=getattr(self.mod, dtype))
+
+    def to_list(self, x: Any) -> Any:
+        import numpy as np
+
+        return np.asarray(np.from_dlpack(x)).tolist()
+
+    def readonly(self, x: Any) -> Any:
+        raise Skip("no read-only arrays")
+
+    def is_readonly(self, x: Any) -> bool | None:
+        return None
+
+    def exchange_api(self) -> Any:
+        """The library's DLPack C exchange table (a "dlpack_exchange_api" capsule), or None."""
+        x = self.array([1.0])
+        return getattr(type(x), "__dlpack_c_exchange_api__", None)
+
+    def exchange_object(self, x: Any) -> Any:
+        """What the exchange table's managed_tensor_from_py_object_no_sync takes for array x."""
+        return x
+
+
+class NumpyPeer(Peer):
+    name = "numpy"
+    dtypes = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+              "float32", "float64", "complex64", "complex128")
+    has_readonly = True
+
+    def array(self, values, dtype="float64"):
+        return self.mod.asarray(values, dtype=dtype)
+
+    def to_list(self, x):
+        return x.tolist()
+
+    def readonly(self, x):
+        x = x.copy()
+        x.flags.writeable = False
+        return x
+
+    def is_readonly(self, x):
+        return not x.flags.writeable
+
+
+class TorchPeer(Peer):
+    name = "torch"
+    dtypes = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+              "bfloat16", "float32", "float64", "complex64", "complex128")
+
+    def array(self, values, dtype="float64"):
+        return self.mod.tensor(values, dtype=getattr(self.mod, dtype))
+
+    def to_list(self, x):
+        return x.tolist()
+
+    def is_readonly(self, x):
+        return False  # torch tensors have no read-only state
+
+
+class JaxPeer(Peer):
+    name = "jax"
+    dtypes = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "bfloat16", "float32",
+              "complex64")
+
+    def __init__(self, module):
+        super().__init__(module)
+        import jax.numpy as jnp
+
+        self.jnp = jnp
+
+    def from_dlpack(self, obj):
+        return self.jnp.from_dlpack(obj)
+
+    def array(self, values, dtype="float64"):
+        import jax
+
+        if dtype == "float64" and not jax.config.jax_enable_x64:
+            dtype = "float32"  # JAX's default mode has no float64
+        return self.jnp.asarray(values, dtype=dtype)
+
+    def to_list(self, x):
+        import numpy as np
+
+        return np.asarray(x).tolist()
+
+    def is_readonly(self, x):
+        return True  # jax arrays are immutable
+
+
+class CupyPeer(Peer):
+    name = "cupy"
+
+    def to_list(self, x):
+        return x.get().tolist()
+
+
+class TvmFfiPeer(Peer):
+    """apache-tvm-ffi: its ``Tensor`` as producer (made from NumPy arrays), its
+    ``from_dlpack`` as consumer. Its ``Tensor`` type carries no exchange table;
+    the table it offers (tvm-ffi's own export and import through
+    ``TVMFFITensorFromDLPackVersioned``) sits on ``core.DLTensorTestWrapper``."""
+
+    name = "tvm_ffi"
+    dtypes = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+              "bfloat16", "float32", "float64")
+
+    def array(self, values, dtype="float64"):
+        import numpy as np
+
+        if dtype == "bfloat16":  # NumPy has no bfloat16: go through godlpack's own
+            return self.mod.from_dlpack(GodlpackPeer(godlpack).array(values, dtype))
+        return self.mod.from_dlpack(np.asarray(values, dtype=dtype))
+
+    def to_list(self, x):
+        if str(x.dtype) == "bfloat16":
+            return godlpack.from_dlpack(x).tolist()
+        import numpy as np
+
+        return np.from_dlpack(x).tolist()
+
+    def exchange_api(self):
+        wrapper = getattr(self.mod.core, "DLTensorTestWrapper", None)
+        return getattr(wrapper, "__dlpack_c_exchange_api__", None)
+
+    def exchange_object(self, x):
+        return self.mod.core.DLTensorTestWrapper(x)
+
+
+class GodlpackPeer(Peer):
+    name = "godlpack"
+    dtypes = NumpyPeer.dtypes + ("bfloat16",)
+    has_readonly = True
+
+    def from_dlpack(self, obj):
+        return godlpack.from_dlpack(obj)
+
+    def array(self, values, dtype="float64"):
+        import numpy as np
+
+        if dtype == "bfloat16":
+            return godlpack.from_dlpack(self._torch().tensor(values, dtype=self._torch().bfloat16), copy=True)
+        return godlpack.from_dlpack(np.asarray(values, dtype=dtype), copy=True)
+
+    @staticmethod
+    def _torch():
+        import torch
+
+        return torch
+
+    def to_list(self, x):
+        return x.tolist()
+
+    def readonly(self, x):
+        import numpy as np
+
+        a = np.from_dlpack(x).copy()
+        a.flags.writeable = False
+        return godlpack.from_dlpack(a)
+
+    def is_readonly(self, x):
+        return x.readonly
+
+
+PEERS: dict[str, type[Peer]] = {"numpy": NumpyPeer, "torch": TorchPeer, "jax": JaxPeer, "cupy": CupyPeer,
+                                "tvm_ffi": TvmFfiPeer, "godlpack": GodlpackPeer}
+
+
+def peer_for(name: str, module: Any | None = None) -> Peer:
+    """The adapter for a library (the generic one for unknown names)."""
+    return PEERS.get(name, Peer)(importlib.import_module(name) if module is None else module)
