@@ -2,24 +2,22 @@
 #include "capsule.h"
 #include "godlpack/dlpack.h"
 
-const char gopydl_versioned_name[] = "dltensor_versioned";
-const char gopydl_used_versioned_name[] = "used_dltensor_versioned";
-const char gopydl_used_legacy_name[] = "used_dltensor";
-
 /* Weak: resolved from the Python process that loads the module, NULL in a
- * plain Go program (then the destructor does nothing). */
+ * plain Go program (then the destructor does nothing). No Python.h needed. */
 extern int PyCapsule_IsValid(void* capsule, const char* name) __attribute__((weak));
 extern void* PyCapsule_GetPointer(void* capsule, const char* name) __attribute__((weak));
+
+static const char versioned_name[] = "dltensor_versioned";
 
 void gopydl_capsule_destructor(void* capsule) {
 	if (PyCapsule_IsValid == NULL || PyCapsule_GetPointer == NULL) {
 		return;
 	}
-	/* Neither call sets an error for a valid capsule with this name. */
-	if (!PyCapsule_IsValid(capsule, gopydl_versioned_name)) {
+	/* Neither call sets an error for a valid capsule of this name. */
+	if (!PyCapsule_IsValid(capsule, versioned_name)) {
 		return; /* renamed "used_…": the consumer owns the tensor */
 	}
-	DLManagedTensorVersioned* m = PyCapsule_GetPointer(capsule, gopydl_versioned_name);
+	DLManagedTensorVersioned* m = PyCapsule_GetPointer(capsule, versioned_name);
 	if (m != NULL && m->deleter != NULL) {
 		m->deleter(m);
 	}
