@@ -56,5 +56,11 @@ bench: ext venv
 soak: ext venv
 	PYTHONPATH=pyext $(PYTHON) bench/soak.py
 
+# gopy users (examples/gopy): build the example with the pinned gopy, run its tests.
+.PHONY: gopy-example
+gopy-example: venv
+	bash examples/gopy/build.sh $(abspath $(PYTHON))
+	cd examples/gopy && $(abspath $(PYTHON)) -m pytest -q -p no:cacheprovider --rootdir . test_vecgopy.py
+
 clean:
 	rm -rf build dist *.egg-info $(EXT) pyext/godlpack/include

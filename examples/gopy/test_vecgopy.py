@@ -86,6 +86,15 @@ def test_without_call_refusals_are_gopy_runtime_errors():
         vecgopy.Scale(gopydl.to_go(np.arange(3)), 2.0)
 
 
+def test_go_panic_is_a_runtime_error_and_releases_the_array():
+    x = np.arange(3, dtype=np.float32)
+    refs = sys.getrefcount(x)
+    assert vecgopy.At(gopydl.to_go(x), 2) == 2
+    with pytest.raises(RuntimeError, match="panic: runtime error: index out of range"):
+        vecgopy.At(gopydl.to_go(x), 3)
+    assert sys.getrefcount(x) == refs
+
+
 def test_read_only_input_and_float_result():
     x = np.linspace(0, 1, 101)
     x.flags.writeable = False

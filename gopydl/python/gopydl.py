@@ -76,12 +76,12 @@ def to_go(obj):
             cap = obj.__dlpack__()
     else:
         raise TypeError(f"{type(obj).__name__} does not support DLPack")
-    if _capsule_is_valid(cap, b"dltensor_versioned"):
+    try:  # one ctypes call less than asking PyCapsule_IsValid first
         ptr, used, tag = _capsule_get_pointer(cap, b"dltensor_versioned"), _USED_VERSIONED, 0
-    elif _capsule_is_valid(cap, b"dltensor"):
+    except ValueError:
+        if not _capsule_is_valid(cap, b"dltensor"):
+            raise BufferError("not an unused DLPack capsule (already consumed, or another kind)") from None
         ptr, used, tag = _capsule_get_pointer(cap, b"dltensor"), _USED_LEGACY, 1
-    else:
-        raise BufferError("not an unused DLPack capsule (already consumed, or another kind)")
     if ptr & 1:
         raise BufferError("managed tensor address is odd: gopydl cannot tag it")
     _capsule_set_name(cap, used)  # from here the capsule no longer frees it

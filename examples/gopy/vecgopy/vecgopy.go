@@ -6,7 +6,10 @@
 //	y = np.from_dlpack(gopydl.from_go(vecgopy.Arange(5)))  # Go memory, no copy
 package vecgopy
 
-import "github.com/godlpack/godlpack/gopydl"
+import (
+	"github.com/godlpack/godlpack/gopydl"
+	"github.com/godlpack/godlpack/gopydl/guard"
+)
 
 // Scale multiplies a float32 array (a pointer from gopydl.to_go) by a, in
 // place. Go owns the pointer from here on: every path closes it.
@@ -42,6 +45,23 @@ func Sum(ptr uintptr) (float64, error) {
 		s += v
 	}
 	return s, nil
+}
+
+// At returns x[i] of a float32 array. It indexes without checking i: the
+// out-of-range panic becomes a Python RuntimeError through guard.Recover
+// (without it, gopy lets a panic kill the interpreter).
+func At(ptr uintptr, i int) (v float32, err error) {
+	defer guard.Recover(&err)
+	arr, err := gopydl.ViewFloat32(ptr)
+	if err != nil {
+		return 0, err
+	}
+	defer arr.Close()
+	x, err := arr.Float32s()
+	if err != nil {
+		return 0, err
+	}
+	return x[i], nil
 }
 
 // Arange returns a new Go array 0, 1, ..., n-1 (float32) as a managed
