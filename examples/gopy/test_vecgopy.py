@@ -67,6 +67,20 @@ def test_go_tensor_is_single_use_and_versioned_only():
     np.testing.assert_array_equal(a, [0, 1, 2])
 
 
+def test_capsule_destructor_keeps_a_pending_exception():
+    """NumPy refuses a capsule it already took (here: a device that differs
+    from __dlpack_device__) by setting an error, then drops the capsule:
+    gopydl's C destructor frees the tensor and leaves the error alone."""
+    import ctypes
+    base = vecgopy.LiveExports()
+    ptr = vecgopy.Arange(3)
+    t = gopydl.from_go(ptr)
+    ctypes.c_int32.from_address(ptr + 40).value = 2  # dl_tensor.device_type = CUDA
+    with pytest.raises(RuntimeError, match="Unsupported device"):
+        np.from_dlpack(t)
+    assert vecgopy.LiveExports() == base
+
+
 @pytest.mark.parametrize("bad, match", [
     (np.arange(4, dtype=np.int64), "int64, not float32"),
     (np.ones(8, dtype=np.float32)[::2], "not contiguous"),
