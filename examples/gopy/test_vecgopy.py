@@ -130,6 +130,9 @@ def test_legacy_capsules_are_tagged():
     assert ptr & 1
     vecgopy.Scale(ptr, 3.0)
     np.testing.assert_array_equal(x, 3)
+    refs = sys.getrefcount(x)
+    gopydl.free(gopydl.to_go(x.__dlpack__()))
+    assert sys.getrefcount(x) == refs
 
 
 def test_threads_call_go_with_the_gil_released():
