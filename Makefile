@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 PYINCLUDE := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 PYLIBDIR := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')
 EXT_SUFFIX := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-TEST_DEPS := numpy torch "jax[cpu]" pytest hypothesis psutil matplotlib cffi setuptools apache-tvm-ffi
+TEST_DEPS := numpy torch "jax[cpu]" ml_dtypes pytest hypothesis psutil matplotlib setuptools apache-tvm-ffi pybindgen
 # cgo finds Python.h through CGO_CFLAGS for the Go tests of packages that
 # embed CPython; extensions are built by tools/godlpack_build.py.
 export CGO_CFLAGS := -I$(PYINCLUDE) -O2
@@ -66,6 +66,12 @@ soak: ext venv
 # Regenerate the dtype/device/version tables from internal/gentables/data.go.
 generate:
 	go generate ./...
+
+# gopy users (examples/gopy): build the example with the pinned gopy, run its tests.
+.PHONY: gopy-example
+gopy-example: venv
+	bash examples/gopy/build.sh $(abspath $(PYTHON))
+	cd examples/gopy && $(abspath $(PYTHON)) -m pytest -q -p no:cacheprovider --rootdir . test_vecgopy.py
 
 clean:
 	rm -rf build dist *.egg-info $(EXT) $(PROBE) pyext/godlpack/include
