@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
@@ -65,4 +66,28 @@ func checkFits(t *godlpack.Tensor, size int64) error {
 		return godlpack.Invalid(godlpack.ErrShape, "view spans %d bytes but the memory has %d", hi-lo, size)
 	}
 	return nil
+}
+
+// FromPointer exports n elements of Go memory at data (the first element of
+// a Go slice or array, kept alive by keep) zero-copy with the given shape,
+// pinned until the last export is deleted. For callers that hold the
+// element type only at run time (reflection); FromSlice is the typed form.
+func FromPointer(data unsafe.Pointer, keep any, dt godlpack.DType, shape []int64) (*Source, error) {
+	if !dt.Known() || dt.Lanes != 1 || dt.IsSubByte() {
+		return nil, godlpack.Invalid(godlpack.ErrDType, "cannot export Go memory as %v", dt)
+	}
+	t := godlpack.Tensor{Shape: append([]int64(nil), shape...), DType: dt, Device: godlpack.CPUDevice, Data: data}
+	if err := checkFits(&t, math.MaxInt64); err != nil {
+		return nil, err
+	}
+	g := &goMemory{keep: keep}
+	if data != nil {
+		g.pin.Pin(data)
+	}
+	owner := core.GoOwner(g)
+	if owner.Nil() {
+		g.Release()
+		return nil, ErrOutOfMemory
+	}
+	return newSource(t, owner)
 }

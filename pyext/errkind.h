@@ -9,6 +9,8 @@ enum {
   GDL_ERR_MEMORY,   /* MemoryError */
   GDL_ERR_OVERFLOW, /* OverflowError: a value out of the dtype's range */
   GDL_ERR_TYPE,     /* TypeError */
+  GDL_ERR_PANIC,    /* RuntimeError: a Go panic, recovered */
+  GDL_ERR_RUNTIME,  /* RuntimeError */
 };
 
 #endif

@@ -11,6 +11,8 @@ void gdl_raise_go(int kind, const char* msg) {
     case GDL_ERR_MEMORY: cls = PyExc_MemoryError; break;
     case GDL_ERR_OVERFLOW: cls = PyExc_OverflowError; break;
     case GDL_ERR_TYPE: cls = PyExc_TypeError; break;
+    case GDL_ERR_PANIC:
+    case GDL_ERR_RUNTIME: cls = PyExc_RuntimeError; break;
   }
   PyErr_SetString(cls, msg);
 }

@@ -1,0 +1,127 @@
+"""vecmath against NumPy, PyTorch and JAX: zero-copy in place, results
+shared with NumPy, refusals, panics, threads. Run with pytest after
+`pip install .` (or with vecmath on PYTHONPATH)."""
+import gc
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import vecmath
+
+
+def test_scale_works_in_place_on_numpy_memory():
+    x = np.arange(6, dtype=np.float32)
+    before = sys.getrefcount(x)
+    assert vecmath.scale(x, 2.5) is None
+    np.testing.assert_array_equal(x, np.arange(6, dtype=np.float32) * 2.5)
+    assert sys.getrefcount(x) == before  # the capsule and its deleter are done with x
+
+
+def test_scale_on_a_view_writes_through_to_the_base():
+    base = np.zeros((4, 4), dtype=np.float32) + 1
+    vecmath.scale(base[1], 3.0)  # a contiguous row view
+    assert base[1].tolist() == [3.0] * 4 and base[0].tolist() == [1.0] * 4
+
+
+def test_add_returns_go_memory_shared_with_numpy():
+    r = vecmath.add(np.ones(5), np.arange(5.0))
+    a = np.from_dlpack(r)
+    b = np.asarray(r)  # the buffer protocol, also zero-copy
+    assert a.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert np.shares_memory(a, b)
+    a[0] = 42.0
+    assert b[0] == 42.0 and r.tolist()[0] == 42.0
+    del r, b
+    gc.collect()
+    assert a[0] == 42.0  # the Go memory lives as long as a does
+
+
+def test_norm_returns_a_float():
+    assert vecmath.norm(np.array([3.0, 4.0])) == 5.0
+    assert vecmath.norm(np.zeros(0)) == 0.0
+
+
+def test_read_only_arrays_go_only_where_the_function_allows():
+    x = np.arange(4.0)
+    x.setflags(write=False)
+    assert vecmath.norm(x) == pytest.approx(np.linalg.norm(x))
+    y = np.arange(4, dtype=np.float32)
+    y.setflags(write=False)
+    with pytest.raises(BufferError, match="read-only"):
+        vecmath.scale(y, 2.0)
+    assert y.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize(
+    "arg, match",
+    [
+        (np.arange(3.0), "dtype float64, want float32"),
+        (np.arange(8, dtype=np.float32)[::2], "not C-contiguous"),
+        (np.zeros((3, 3), dtype=np.float32).T, "not C-contiguous"),
+    ],
+)
+def test_refusals_are_buffer_errors_and_leave_the_array_alone(arg, match):
+    before = sys.getrefcount(arg)
+    with pytest.raises(BufferError, match=match):
+        vecmath.scale(arg, 2.0)
+    assert sys.getrefcount(arg) == before
+
+
+def test_argument_errors():
+    with pytest.raises(TypeError, match="takes 2 positional arguments"):
+        vecmath.scale(np.zeros(2, dtype=np.float32))
+    with pytest.raises(TypeError):
+        vecmath.scale([1.0, 2.0], 2.0)  # a list is no DLPack object
+    with pytest.raises(TypeError):
+        vecmath.scale(np.zeros(2, dtype=np.float32), "x")
+    with pytest.raises(ValueError, match="differ in length"):
+        vecmath.add(np.zeros(2), np.zeros(3))
+
+
+def test_go_errors_and_panics_become_python_exceptions():
+    with pytest.raises(ValueError, match="failed, as asked"):
+        vecmath.fail("error")
+    with pytest.raises(BufferError, match="refused, as asked"):
+        vecmath.fail("buffer")
+    with pytest.raises(RuntimeError, match="Go panic in fail.*nil map"):
+        vecmath.fail("panic")
+    assert vecmath.norm(np.array([1.0])) == 1.0  # the interpreter lives on
+
+
+def test_threads_scale_disjoint_arrays_concurrently():
+    arrays = [np.ones(10_000, dtype=np.float32) for _ in range(8)]
+    threads = [threading.Thread(target=lambda a=a: [vecmath.scale(a, 2.0) for _ in range(50)]) for a in arrays]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a in arrays:
+        assert a[0] == 2.0**50 and a[-1] == 2.0**50
+
+
+def test_one_go_runtime():
+    runtimes = vecmath.go_runtimes()
+    assert len(runtimes) == 1 and runtimes[0][1] is True, runtimes
+
+
+def test_torch_tensors_in_place_and_back():
+    torch = pytest.importorskip("torch")
+    t = torch.arange(4, dtype=torch.float32)
+    vecmath.scale(t, 2.0)
+    assert t.tolist() == [0.0, 2.0, 4.0, 6.0]
+    r = torch.from_dlpack(vecmath.add(torch.ones(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)))
+    assert r.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_jax_arrays_are_read():
+    jnp = pytest.importorskip("jax.numpy")
+    x = jnp.array([3.0, 4.0], dtype=jnp.float64) if jnp.array(1.0).dtype == jnp.float64 else None
+    x = jnp.array([3.0, 4.0], dtype=jnp.float32)
+    with pytest.raises(BufferError, match="dtype float32, want float64"):
+        vecmath.norm(x)  # norm takes float64; JAX defaults to float32
+    r = vecmath.add(np.ones(2), np.ones(2))
+    import jax
+
+    assert jax.numpy.from_dlpack(r).tolist() == [2.0, 2.0]

@@ -1,0 +1,496 @@
+package pyext
+
+/*
+#include <stdlib.h>
+#include <Python.h>
+#include "ext.h"
+#include "errkind.h"
+
+PyObject* gdl_ext_module(const char* name, const char* doc);
+int gdl_ext_add_func(PyObject* m, gdl_fn* fn);
+int gdl_ext_finish(PyObject* m, const char* name);
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"sync"
+	"unsafe"
+
+	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/consumer"
+	"github.com/godlpack/godlpack/producer"
+)
+
+// Module is a Python extension module whose functions are Go functions.
+// Define it at package level, and return Init() from the module's PyInit:
+//
+//	var mod = pyext.NewModule("vecmath", "Vector math in Go.").
+//		Def("scale", scale, "scale(x, a): multiply x by a, in place.", pyext.ReleaseGIL)
+//
+//	//export PyInit_vecmath
+//	func PyInit_vecmath() unsafe.Pointer { return mod.Init() }
+//
+// A parameter is a Go scalar (float32/64, int and uint types, bool,
+// string) or an array: a typed slice such as []float32 (a zero-copy view of
+// any DLPack object's compact CPU memory of exactly that dtype; anything else
+// is refused with BufferError), or a godlpack.Tensor (any validated view).
+// Arrays stay valid until the function returns: never keep them.
+//
+// Results are any number of scalars, slices ([]T, returned zero-copy as a
+// Tensor of the module: the memory becomes Python's), *producer.Source
+// (exported and closed), and a last error. Errors become Python exceptions:
+// Error values of this package choose the class (BufferError for refused
+// tensors, godlpack.InvalidTensorError too), producer.ErrOutOfMemory is
+// MemoryError, anything else ValueError. A panic becomes RuntimeError.
+type Module struct {
+	name, doc string
+	funcs     []*goFunc
+	err       error
+}
+
+// Option changes how a function is called.
+type Option int
+
+const (
+	// ReleaseGIL runs the Go function without the GIL: other Python threads
+	// run meanwhile. Arguments are converted before and results after.
+	ReleaseGIL Option = iota + 1
+	// ReadOnlyArgs accepts read-only arrays (the function promises not to
+	// write them); otherwise they are refused with BufferError.
+	ReadOnlyArgs
+)
+
+// NewModule starts a module definition.
+func NewModule(name, doc string) *Module { return &Module{name: name, doc: doc} }
+
+// Def adds fn as the Python function name. An unsupported signature is
+// reported by Init as an ImportError.
+func (m *Module) Def(name string, fn any, doc string, opts ...Option) *Module {
+	f, err := newGoFunc(name, fn, doc, opts)
+	if err != nil && m.err == nil {
+		m.err = fmt.Errorf("%s.%s: %w", m.name, name, err)
+	}
+	if err == nil {
+		m.funcs = append(m.funcs, f)
+	}
+	return m
+}
+
+// Init creates the Python module object (call it from PyInit_<name>, with
+// the GIL held, as CPython does). It returns NULL with a Python exception
+// set on failure.
+func (m *Module) Init() unsafe.Pointer {
+	name, doc := C.CString(m.name), C.CString(m.doc) // kept: CPython keeps the pointers
+	if m.err != nil {
+		msg := C.CString(m.err.Error())
+		C.PyErr_SetString(C.PyExc_ImportError, msg)
+		C.free(unsafe.Pointer(msg))
+		return nil
+	}
+	mod := C.gdl_ext_module(name, doc)
+	if mod == nil {
+		return nil
+	}
+	for _, f := range m.funcs {
+		if C.gdl_ext_add_func(mod, f.c) < 0 {
+			C.Py_DecRef(mod)
+			return nil
+		}
+	}
+	if C.gdl_ext_finish(mod, name) < 0 {
+		C.Py_DecRef(mod)
+		return nil
+	}
+	return unsafe.Pointer(mod)
+}
+
+// Errors that choose the Python exception class.
+type (
+	// BufferError: a DLPack refusal (wrong dtype, device, layout...).
+	BufferError struct{ Msg string }
+	// TypeError: an argument of the wrong type.
+	TypeError struct{ Msg string }
+	// ValueError: an argument with a wrong value.
+	ValueError struct{ Msg string }
+	// RuntimeError: anything else that went wrong.
+	RuntimeError struct{ Msg string }
+)
+
+func (e *BufferError) Error() string  { return e.Msg }
+func (e *TypeError) Error() string    { return e.Msg }
+func (e *ValueError) Error() string   { return e.Msg }
+func (e *RuntimeError) Error() string { return e.Msg }
+
+func pyErrKind(err error) C.int {
+	var (
+		b *BufferError
+		t *TypeError
+		v *ValueError
+		r *RuntimeError
+	)
+	switch {
+	case errors.As(err, &b):
+		return C.GDL_ERR_BUFFER
+	case errors.As(err, &t):
+		return C.GDL_ERR_TYPE
+	case errors.As(err, &v):
+		return C.GDL_ERR_VALUE
+	case errors.As(err, &r):
+		return C.GDL_ERR_RUNTIME
+	}
+	return errKind(err)
+}
+
+// registry holds every function defined in this process, by id.
+var registry struct {
+	sync.RWMutex
+	funcs []*goFunc
+}
+
+type goFunc struct {
+	name    string
+	fn      reflect.Value
+	params  []param
+	results []result
+	hasErr  bool
+	kinds   *C.char // result kinds, one letter each (ext.h)
+	c       *C.gdl_fn
+}
+
+// param converts one C value to the Go argument.
+type param func(v *C.gdl_value, name string, i int) (reflect.Value, error)
+
+// result converts one Go result to a C value; in holds the arguments'
+// address ranges, which a returned slice must not alias.
+type result struct {
+	kind byte
+	put  func(rv reflect.Value, v *C.gdl_value, in []span) error
+}
+
+// span is the address range of an array argument.
+type span struct{ lo, hi uintptr }
+
+var (
+	errorType  = reflect.TypeFor[error]()
+	tensorType = reflect.TypeFor[godlpack.Tensor]()
+	sourceType = reflect.TypeFor[*producer.Source]()
+)
+
+func newGoFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) {
+	v := reflect.ValueOf(fn)
+	t := v.Type()
+	if t.Kind() != reflect.Func || t.IsVariadic() {
+		return nil, fmt.Errorf("want a non-variadic func, got %T", fn)
+	}
+	if t.NumIn() > C.GDL_MAX_PARAMS {
+		return nil, fmt.Errorf("at most %d parameters", C.GDL_MAX_PARAMS)
+	}
+	f := &goFunc{name: name, fn: v}
+	c := (*C.gdl_fn)(C.calloc(1, C.sizeof_gdl_fn)) // lives as long as the process
+	sig := unsafe.Slice((*byte)(unsafe.Pointer(&c.sig[0])), C.GDL_MAX_PARAMS+1)
+	for i := 0; i < t.NumIn(); i++ {
+		kind, p, err := paramFor(t.In(i))
+		if err != nil {
+			C.free(unsafe.Pointer(c))
+			return nil, fmt.Errorf("parameter %d: %w", i+1, err)
+		}
+		sig[i] = kind
+		f.params = append(f.params, p)
+	}
+	nout := t.NumOut()
+	if nout > 0 && t.Out(nout-1) == errorType {
+		f.hasErr = true
+		nout--
+	}
+	if nout > C.GDL_MAX_RESULTS {
+		C.free(unsafe.Pointer(c))
+		return nil, fmt.Errorf("at most %d results", C.GDL_MAX_RESULTS)
+	}
+	kinds := make([]byte, 0, nout+1)
+	for i := 0; i < nout; i++ {
+		r, err := resultFor(t.Out(i))
+		if err != nil {
+			C.free(unsafe.Pointer(c))
+			return nil, fmt.Errorf("result %d: %w", i+1, err)
+		}
+		f.results = append(f.results, r)
+		kinds = append(kinds, r.kind)
+	}
+	f.kinds = C.CString(string(kinds))
+	c.nparams = C.int(t.NumIn())
+	c.name = C.CString(name)
+	c.doc = C.CString(doc)
+	for _, o := range opts {
+		switch o {
+		case ReleaseGIL:
+			c.release_gil = 1
+		case ReadOnlyArgs:
+			c.readonly_ok = 1
+		}
+	}
+	f.c = c
+	registry.Lock()
+	c.id = C.int(len(registry.funcs))
+	registry.funcs = append(registry.funcs, f)
+	registry.Unlock()
+	return f, nil
+}
+
+func paramFor(t reflect.Type) (byte, param, error) {
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return C.GDL_V_FLOAT, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
+			return reflect.ValueOf(float64(v.f)).Convert(t), nil
+		}, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return C.GDL_V_INT, func(v *C.gdl_value, name string, i int) (reflect.Value, error) {
+			rv := reflect.New(t).Elem()
+			if rv.OverflowInt(int64(v.i)) {
+				return rv, &overflowError{fmt.Sprintf("%s() argument %d: %d out of range for %v", name, i+1, v.i, t)}
+			}
+			rv.SetInt(int64(v.i))
+			return rv, nil
+		}, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return C.GDL_V_UINT, func(v *C.gdl_value, name string, i int) (reflect.Value, error) {
+			rv := reflect.New(t).Elem()
+			if rv.OverflowUint(uint64(v.i)) {
+				return rv, &overflowError{fmt.Sprintf("%s() argument %d: %d out of range for %v", name, i+1, uint64(v.i), t)}
+			}
+			rv.SetUint(uint64(v.i))
+			return rv, nil
+		}, nil
+	case reflect.Bool:
+		return C.GDL_V_BOOL, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
+			return reflect.ValueOf(v.i != 0).Convert(t), nil
+		}, nil
+	case reflect.String:
+		return C.GDL_V_STR, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
+			return reflect.ValueOf(C.GoStringN(v.s, C.int(v.n))).Convert(t), nil
+		}, nil
+	case reflect.Slice:
+		dt, ok := elementDType(t.Elem())
+		if !ok {
+			return 0, nil, fmt.Errorf("unsupported slice type %v", t)
+		}
+		return C.GDL_V_ARRAY, func(v *C.gdl_value, name string, i int) (reflect.Value, error) {
+			view, err := viewOf(v)
+			if err != nil {
+				return reflect.Value{}, err
+			}
+			return sliceOf(view, t, dt, name, i)
+		}, nil
+	}
+	if t == tensorType {
+		return C.GDL_V_ARRAY, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
+			view, err := viewOf(v)
+			return reflect.ValueOf(view), err
+		}, nil
+	}
+	return 0, nil, fmt.Errorf("unsupported parameter type %v", t)
+}
+
+type overflowError struct{ msg string }
+
+func (e *overflowError) Error() string { return e.msg }
+
+// elementDType maps a Go element type to its dtype.
+func elementDType(t reflect.Type) (godlpack.DType, bool) {
+	switch t.Kind() {
+	case reflect.Bool:
+		return godlpack.Bool, true
+	case reflect.Int8:
+		return godlpack.Int8, true
+	case reflect.Int16:
+		return godlpack.Int16, true
+	case reflect.Int32:
+		return godlpack.Int32, true
+	case reflect.Int64:
+		return godlpack.Int64, true
+	case reflect.Uint8:
+		return godlpack.Uint8, true
+	case reflect.Uint16:
+		return godlpack.Uint16, true
+	case reflect.Uint32:
+		return godlpack.Uint32, true
+	case reflect.Uint64:
+		return godlpack.Uint64, true
+	case reflect.Float32:
+		return godlpack.Float32, true
+	case reflect.Float64:
+		return godlpack.Float64, true
+	case reflect.Complex64:
+		return godlpack.Complex64, true
+	case reflect.Complex128:
+		return godlpack.Complex128, true
+	}
+	return godlpack.DType{}, false
+}
+
+func viewOf(v *C.gdl_value) (godlpack.Tensor, error) {
+	if v.versioned != 0 {
+		return consumer.ValidateVersioned((*godlpack.DLManagedTensorVersioned)(v.p))
+	}
+	return consumer.ValidateLegacy((*godlpack.DLManagedTensor)(v.p))
+}
+
+// sliceOf is a []T over a compact view of exactly dtype dt.
+func sliceOf(view godlpack.Tensor, t reflect.Type, dt godlpack.DType, name string, i int) (reflect.Value, error) {
+	if view.DType != dt {
+		return reflect.Value{}, &BufferError{fmt.Sprintf("%s() argument %d: dtype %v, want %v", name, i+1, view.DType, dt)}
+	}
+	if !view.IsCompact() {
+		return reflect.Value{}, &BufferError{fmt.Sprintf("%s() argument %d: not C-contiguous (strides %v for shape %v); pass a contiguous copy", name, i+1, view.Strides, view.Shape)}
+	}
+	n, err := view.NumElements()
+	if err != nil {
+		return reflect.Value{}, &BufferError{err.Error()}
+	}
+	if n == 0 || view.Data == nil {
+		return reflect.MakeSlice(t, 0, 0), nil
+	}
+	p := unsafe.Add(view.Data, view.ByteOffset)
+	return reflect.NewAt(reflect.ArrayOf(int(n), t.Elem()), p).Elem().Slice(0, int(n)).Convert(t), nil
+}
+
+func resultFor(t reflect.Type) (result, error) {
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return result{C.GDL_V_FLOAT, func(rv reflect.Value, v *C.gdl_value, _ []span) error { v.f = C.double(rv.Float()); return nil }}, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return result{C.GDL_V_INT, func(rv reflect.Value, v *C.gdl_value, _ []span) error { v.i = C.int64_t(rv.Int()); return nil }}, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return result{C.GDL_V_UINT, func(rv reflect.Value, v *C.gdl_value, _ []span) error { v.i = C.int64_t(rv.Uint()); return nil }}, nil
+	case reflect.Bool:
+		return result{C.GDL_V_BOOL, func(rv reflect.Value, v *C.gdl_value, _ []span) error {
+			if rv.Bool() {
+				v.i = 1
+			}
+			return nil
+		}}, nil
+	case reflect.String:
+		return result{C.GDL_V_STR, func(rv reflect.Value, v *C.gdl_value, _ []span) error {
+			s := rv.String()
+			v.s, v.n = C.CString(s), C.int64_t(len(s))
+			return nil
+		}}, nil
+	case reflect.Slice:
+		dt, ok := elementDType(t.Elem())
+		if !ok {
+			return result{}, fmt.Errorf("unsupported slice type %v", t)
+		}
+		return result{C.GDL_V_ARRAY, func(rv reflect.Value, v *C.gdl_value, in []span) error {
+			src, err := sliceSource(rv, dt, in)
+			if err != nil {
+				return err
+			}
+			return exportSource(src, v)
+		}}, nil
+	}
+	if t == sourceType {
+		return result{C.GDL_V_ARRAY, func(rv reflect.Value, v *C.gdl_value, _ []span) error {
+			src := rv.Interface().(*producer.Source)
+			if src == nil {
+				return &ValueError{"a nil *producer.Source was returned"}
+			}
+			return exportSource(src, v)
+		}}, nil
+	}
+	return result{}, fmt.Errorf("unsupported result type %v", t)
+}
+
+// sliceSource exports a returned slice zero-copy, pinned until Python
+// releases it: the function must not use the slice any more.
+func sliceSource(rv reflect.Value, dt godlpack.DType, in []span) (*producer.Source, error) {
+	n := int64(rv.Len())
+	keep := rv.Interface()
+	var data unsafe.Pointer
+	if n > 0 {
+		data = rv.Index(0).Addr().UnsafePointer()
+		for _, s := range in {
+			if a := uintptr(data); a >= s.lo && a < s.hi {
+				return nil, &ValueError{"a returned slice aliases an argument's memory, which is released when the call returns: return a new slice (e.g. slices.Clone)"}
+			}
+		}
+	}
+	return producer.FromPointer(data, keep, dt, []int64{n})
+}
+
+func exportSource(src *producer.Source, v *C.gdl_value) error {
+	defer src.Close()
+	m, err := src.ExportVersioned(0)
+	if err != nil {
+		return err
+	}
+	v.p = unsafe.Pointer(m)
+	return nil
+}
+
+// gdlpyResultKinds is the result kinds of function id, for ext.c.
+//
+//export gdlpyResultKinds
+func gdlpyResultKinds(id C.int) *C.char {
+	registry.RLock()
+	defer registry.RUnlock()
+	return registry.funcs[id].kinds
+}
+
+// gdlpyCall runs function id on the converted arguments.
+//
+//export gdlpyCall
+func gdlpyCall(id C.int, in *C.gdl_value, nin C.int, out *C.gdl_value, nout *C.int, errBuf *C.char, errLen C.int) (kind C.int) {
+	registry.RLock()
+	f := registry.funcs[id]
+	registry.RUnlock()
+	defer func() {
+		if p := recover(); p != nil {
+			putError(errBuf, errLen, fmt.Sprintf("Go panic in %s(): %v\n%s", f.name, p, debug.Stack()))
+			*nout = 0
+			kind = C.GDL_ERR_PANIC
+		}
+	}()
+	ins := unsafe.Slice(in, int(nin))
+	args := make([]reflect.Value, len(f.params))
+	var spans []span
+	for i, p := range f.params {
+		a, err := p(&ins[i], f.name, i)
+		if err != nil {
+			return f.fail(err, errBuf, errLen)
+		}
+		args[i] = a
+		if a.Kind() == reflect.Slice && a.Len() > 0 {
+			lo := uintptr(a.Index(0).Addr().UnsafePointer())
+			spans = append(spans, span{lo, lo + uintptr(a.Len())*a.Type().Elem().Size()})
+		}
+	}
+	res := f.fn.Call(args)
+	if f.hasErr {
+		if err, _ := res[len(res)-1].Interface().(error); err != nil {
+			return f.fail(err, errBuf, errLen)
+		}
+	}
+	outs := unsafe.Slice(out, C.GDL_MAX_RESULTS)
+	for i, r := range f.results {
+		if err := r.put(res[i], &outs[i], spans); err != nil {
+			*nout = C.int(i) // the ones before are C's to free
+			return f.fail(err, errBuf, errLen)
+		}
+	}
+	*nout = C.int(len(f.results))
+	return C.GDL_ERR_NONE
+}
+
+func (f *goFunc) fail(err error, errBuf *C.char, errLen C.int) C.int {
+	var o *overflowError
+	if errors.As(err, &o) {
+		putError(errBuf, errLen, err.Error())
+		return C.GDL_ERR_OVERFLOW
+	}
+	k := pyErrKind(err)
+	putError(errBuf, errLen, err.Error())
+	return k
+}

@@ -1,0 +1,41 @@
+/* Go extension functions (module.go, func.go, ext.c): the values passed
+ * between the C trampoline, which converts Python objects, and Go. */
+#ifndef GODLPACK_EXT_H_
+#define GODLPACK_EXT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GDL_MAX_PARAMS 16
+#define GDL_MAX_RESULTS 8
+
+/* Kinds of value, as letters of a function's signature string. */
+#define GDL_V_FLOAT 'f'  /* f */
+#define GDL_V_INT 'i'    /* i (signed 64-bit) */
+#define GDL_V_UINT 'u'   /* i (unsigned 64-bit) */
+#define GDL_V_BOOL 'b'   /* i (0 or 1) */
+#define GDL_V_STR 's'    /* s, n: UTF-8 (results: malloc'd, freed by C) */
+#define GDL_V_ARRAY 'a'  /* p: managed tensor; versioned says which kind */
+
+typedef struct {
+  double f;
+  int64_t i;
+  const char* s;
+  int64_t n;
+  void* p;
+  int versioned;
+} gdl_value;
+
+/* A registered function: id into Go's table, its Python name and docstring,
+ * the signature (one letter per parameter), and its flags. */
+typedef struct {
+  int id;
+  int nparams;
+  int release_gil;
+  int readonly_ok;
+  char sig[GDL_MAX_PARAMS + 1];
+  const char* name;
+  const char* doc;
+} gdl_fn;
+
+#endif

@@ -1,0 +1,42 @@
+"""The example Go extension (examples/vecmath) builds with godlpack's build
+recipe and passes its own tests, in a process of its own: this one already
+holds godlpack's Go runtime, and one runtime per process is the rule."""
+import os
+import subprocess
+import sys
+import sysconfig
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLE = os.path.join(ROOT, "examples", "vecmath")
+
+
+def test_vecmath_builds_and_passes_its_tests(tmp_path):
+    out = tmp_path / ("vecmath" + sysconfig.get_config_var("EXT_SUFFIX"))
+    build = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
+                           cwd=EXAMPLE, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error::RuntimeWarning",
+                        os.path.join(EXAMPLE, "test_vecmath.py")], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert " passed" in r.stdout and " failed" not in r.stdout, r.stdout
+
+
+def test_a_second_go_runtime_is_reported(tmp_path):
+    """godlpack imported after another Go extension warns, naming it."""
+    out = tmp_path / ("vecmath" + sysconfig.get_config_var("EXT_SUFFIX"))
+    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
+                   cwd=EXAMPLE, check=True, capture_output=True, timeout=600)
+    code = ("import warnings, vecmath\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    import godlpack\n"
+            "print([str(x.message) for x in w if issubclass(x.category, RuntimeWarning)])\n"
+            "print(sorted(is_self for _, is_self in godlpack.go_runtimes()))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.path.join(ROOT, "pyext")]))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    warned, selves = r.stdout.strip().splitlines()
+    assert "another Go runtime" in warned and "vecmath" in warned and "SIGURG" in warned
+    assert selves == "[False, True]"
