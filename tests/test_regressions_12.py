@@ -65,3 +65,26 @@ def test_tensor_dealloc_keeps_a_pending_exception():
     with pytest.raises(ZeroDivisionError):
         build()
     assert p.deleted == 1
+
+
+# --- item 10: a deep chain of imports is released without deep recursion ----
+
+def test_deep_chain_releases_iteratively():
+    # Each link: godlpack owns NumPy's export of an array that is a view of
+    # godlpack's export of the previous link. Dropping the head used to recurse
+    # through every link's deleter and overflow the C stack (segfault).
+    code = textwrap.dedent("""
+        import numpy as np, godlpack
+        from godlpack import _godlpack
+        base = _godlpack._live()
+        g = godlpack.from_dlpack(np.arange(4, dtype=np.float64))
+        for _ in range(200_000):
+            g = godlpack.from_dlpack(np.from_dlpack(g))
+        assert g.tolist() == [0.0, 1.0, 2.0, 3.0]
+        del g
+        assert _godlpack._live() == base, (_godlpack._live(), base)
+        print("released")
+    """)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "pyext"))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0 and "released" in r.stdout, (r.returncode, r.stdout, r.stderr[-2000:])
