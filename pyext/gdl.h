@@ -128,6 +128,7 @@ PyObject* gdl_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs, Py
 PyObject* gdl_dlpack_device(PyObject* self, PyObject* unused);
 PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 PyObject* gdl_tolist(PyObject* self, PyObject* unused);
+PyObject* gdl_tensor_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 extern PyBufferProcs gdl_buffer_procs;
 
 #endif

@@ -252,6 +252,9 @@ static PyMethodDef tensor_methods[] = {
     {"__dlpack_info__", (PyCFunction)gdl_dlpack_info, METH_NOARGS,
      "Return the DLPack versions, dtypes and devices godlpack supports."},
     {"tolist", (PyCFunction)gdl_tolist, METH_NOARGS, "Nested Python lists of the elements."},
+    {"__array__", (PyCFunction)(void (*)(void))gdl_tensor_array, METH_FASTCALL | METH_KEYWORDS,
+     "__array__(dtype=None, copy=None)\n"
+     "For np.asarray(): bfloat16/float8/float6/float4 as ml_dtypes arrays, bit for bit."},
     {"copy", (PyCFunction)tensor_copy_method, METH_NOARGS,
      "A compact copy in new 64-byte-aligned memory owned by godlpack."},
     {NULL, NULL, 0, NULL}};
