@@ -156,3 +156,33 @@ def test_asarray_refuses_instead_of_an_object_array():
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "pyext"))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert "refused:" in r.stdout and "ml_dtypes" in r.stdout, (r.stdout, r.stderr[-2000:])
+
+
+# --- item 12: legacy imports are writable (the documented policy) ------------
+
+def test_legacy_imports_are_writable_and_reexported_so():
+    p = cp.CtypesProducer(np.arange(4, dtype=np.float32), versioned=False, legacy_signature=True)
+    t = godlpack.from_dlpack(p)
+    assert p.calls and "max_version" not in p.calls[-1] and not t.readonly
+    cap = t.__dlpack__(max_version=(1, 3))
+    assert cp.read_versioned(cap).flags & cp.READ_ONLY == 0
+    del cap
+    assert np.from_dlpack(t).flags.writeable
+    legacy = t.__dlpack__()  # re-exported as legacy too (read-only tensors cannot be)
+    assert cp.capsule_name(legacy) == "dltensor"
+    del legacy
+    # A versioned READ_ONLY producer is honoured, and then refuses legacy export.
+    ro = godlpack.from_dlpack(cp.CtypesProducer(np.arange(4, dtype=np.float32), flags=cp.READ_ONLY))
+    assert ro.readonly
+    with pytest.raises(BufferError):
+        ro.__dlpack__()
+
+
+def test_jax_round_trip_through_godlpack():
+    jax = pytest.importorskip("jax", reason="JAX is the legacy-only peer this policy is for")
+    import jax.numpy as jnp
+    x = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)
+    g = godlpack.from_dlpack(x)
+    assert not g.readonly
+    y = jnp.from_dlpack(g)
+    assert y.tolist() == x.tolist()
