@@ -132,8 +132,10 @@ static PyObject* get_nbytes(GdlTensor* t, void* c) {
     PyObject* b = PyLong_FromUnsignedLongLong(bits);
     PyObject* prod = n && b ? PyNumber_Multiply(n, b) : NULL;
     PyObject* eight = prod ? PyLong_FromLong(8) : NULL;
-    PyObject* r = eight ? PyNumber_FloorDivide(prod, eight) : NULL; /* bits are whole bytes here */
-    Py_XDECREF(n), Py_XDECREF(b), Py_XDECREF(prod), Py_XDECREF(eight);
+    PyObject* seven = eight ? PyLong_FromLong(7) : NULL;
+    PyObject* up = seven ? PyNumber_Add(prod, seven) : NULL; /* rounded up: packed sub-byte too */
+    PyObject* r = up ? PyNumber_FloorDivide(up, eight) : NULL;
+    Py_XDECREF(n), Py_XDECREF(b), Py_XDECREF(prod), Py_XDECREF(eight), Py_XDECREF(seven), Py_XDECREF(up);
     return r;
   }
   return PyLong_FromUnsignedLongLong(total / 8 + (total % 8 != 0));

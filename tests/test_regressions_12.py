@@ -186,3 +186,25 @@ def test_jax_round_trip_through_godlpack():
     assert not g.readonly
     y = jnp.from_dlpack(g)
     assert y.tolist() == x.tolist()
+
+
+# --- item 13: nbytes of huge packed broadcast views; overflowing strides ------
+
+def test_nbytes_rounds_up_for_huge_packed_broadcast_views():
+    # 2**62 + 1 float4 elements (stride 0): 2**61 + 0.5 bytes, i.e. 2**61 + 1.
+    p = cp.CtypesProducer(np.zeros(1, np.uint8), dtype=(17, 4, 1), shape=[2**62 + 1], strides=[0])
+    assert godlpack.from_dlpack(p).nbytes == 2**61 + 1
+
+
+def test_size_one_dims_with_huge_strides():
+    # A size-1 dimension's stride is never used, but stride * itemsize
+    # overflowed int64 (undefined behaviour, seen by UBSan) in tolist() and
+    # the buffer protocol.
+    a = np.array([[1.5, 2.5]])
+    p = cp.CtypesProducer(a, strides=[2**62, 1])
+    t = godlpack.from_dlpack(p)
+    assert t.tolist() == [[1.5, 2.5]]
+    assert memoryview(t).tolist() == [[1.5, 2.5]]
+    assert np.asarray(t).tolist() == [[1.5, 2.5]]
+    e = godlpack.from_dlpack(cp.CtypesProducer(np.zeros((0, 2)), strides=[2**62, 2**62]))
+    assert e.tolist() == [] and memoryview(e).tolist() == []
