@@ -13,8 +13,13 @@ import (
 var ErrClosed = errors.New("consumer: tensor is closed")
 
 // Tensor is an imported DLPack tensor: a view of foreign memory that stays
-// valid until Close, which calls the producer's deleter exactly once. If a
-// Tensor becomes unreachable without Close, a cleanup calls the deleter.
+// valid until Close, which calls the producer's deleter exactly once.
+//
+// Close every Tensor. Slices from View (and AsFloat64s etc.) alias the
+// producer's memory and do not keep the Tensor reachable, so the memory is
+// never freed behind them: if a Tensor becomes unreachable without Close, a
+// cleanup calls the deleter only when no view was ever taken; otherwise the
+// memory is leaked on purpose (never freed) and LeakedTensors counts it.
 type Tensor struct {
 	godlpack.Tensor
 	Version   godlpack.Version // {0, 0} for a legacy DLManagedTensor
@@ -27,6 +32,7 @@ type Tensor struct {
 // without keeping the Tensor reachable.
 type ownership struct {
 	done    atomic.Bool
+	viewed  atomic.Bool // a slice aliasing the memory was handed out
 	managed unsafe.Pointer
 	deleter unsafe.Pointer
 }
@@ -78,9 +84,28 @@ func Import(p unsafe.Pointer, versioned bool) (*Tensor, error) {
 	return ImportLegacy((*godlpack.DLManagedTensor)(p))
 }
 
+var leakedTensors atomic.Int64
+
+// LeakedTensors is how many Tensors became unreachable without Close after a
+// view of their memory had been taken: their deleters were not called, since
+// a view may still be in use, and their memory stays allocated.
+func LeakedTensors() int64 { return leakedTensors.Load() }
+
 func (t *Tensor) track() *Tensor {
-	runtime.AddCleanup(t, func(o *ownership) { o.release() }, t.own)
+	runtime.AddCleanup(t, dropped, t.own)
 	return t
+}
+
+// dropped is the cleanup of a Tensor that became unreachable.
+func dropped(o *ownership) {
+	if o.done.Load() {
+		return
+	}
+	if o.viewed.Load() {
+		leakedTensors.Add(1) // a view may alias the memory: never free it
+		return
+	}
+	o.release()
 }
 
 // Close calls the producer's deleter. A second Close returns ErrClosed.

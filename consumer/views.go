@@ -9,7 +9,9 @@ import (
 // View returns the tensor's elements as a Go slice aliasing the foreign
 // memory, valid until Close. It refuses closed, non-CPU, non-compact and
 // wrongly typed tensors. Do not write through it when t.ReadOnly is set;
-// MutableView refuses read-only tensors instead.
+// MutableView refuses read-only tensors instead. The slice does not keep t
+// reachable: once a view is taken, only Close frees the memory (a Tensor
+// dropped without Close is leaked and counted by LeakedTensors).
 func View[T godlpack.Element](t *Tensor) ([]T, error) {
 	if t.Closed() {
 		return nil, ErrClosed
@@ -27,6 +29,7 @@ func View[T godlpack.Element](t *Tensor) ([]T, error) {
 	if err != nil || n == 0 {
 		return []T{}, err
 	}
+	t.own.viewed.Store(true)
 	return unsafe.Slice((*T)(t.First()), n), nil
 }
 

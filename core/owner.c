@@ -10,16 +10,35 @@ int64_t gdl_live_exports(void) { return __atomic_load_n(&live_exports, __ATOMIC_
 void gdl_owner_init(gdl_owner* o, void (*release)(gdl_owner*)) {
   o->refs = 1;
   o->release = release;
+  o->next = NULL;
   __atomic_add_fetch(&live_owners, 1, __ATOMIC_RELAXED);
 }
 
 void gdl_owner_incref(gdl_owner* o) { __atomic_add_fetch(&o->refs, 1, __ATOMIC_RELAXED); }
 
+/* A release that drops the last reference to another owner on the same
+ * thread (a foreign deleter releasing an export of ours, as in a chain of
+ * imports through NumPy) is queued and run by the outermost release: a chain
+ * of any length is released in constant stack. */
+static __thread gdl_owner* queued;
+static __thread int releasing;
+
 void gdl_owner_decref(gdl_owner* o) {
-  if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-    __atomic_sub_fetch(&live_owners, 1, __ATOMIC_RELAXED);
-    o->release(o);
+  if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  __atomic_sub_fetch(&live_owners, 1, __ATOMIC_RELAXED);
+  if (releasing) {
+    o->next = queued;
+    queued = o;
+    return;
   }
+  releasing = 1;
+  o->release(o);
+  while (queued != NULL) {
+    gdl_owner* n = queued;
+    queued = n->next;
+    n->release(n);
+  }
+  releasing = 0;
 }
 
 /* --- C memory --------------------------------------------------------- */

@@ -10,10 +10,13 @@
 typedef struct gdl_owner gdl_owner;
 
 /* An owner keeps the memory behind one or more views alive. release runs once,
- * on whatever thread drops the last reference, and must free the owner. */
+ * on whatever thread drops the last reference, and must free the owner; one
+ * that becomes due during another release on the same thread runs right
+ * after it, before the outermost gdl_owner_decref returns. */
 struct gdl_owner {
   int64_t refs; /* accessed with __atomic builtins only */
   void (*release)(gdl_owner* self);
+  gdl_owner* next; /* gdl_owner_decref's queue of nested releases */
 };
 
 void gdl_owner_init(gdl_owner* o, void (*release)(gdl_owner*));

@@ -69,7 +69,9 @@ static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
     }
     for (int32_t i = 0; i < n; i++) {
       t->bufdims[i] = (Py_ssize_t)t->dims[i];
-      t->bufdims[n + i] = (Py_ssize_t)(t->dims[n + i] * itemsize);
+      /* Strides of size-0/1 dimensions are never used and may overflow:
+       * validation bounds stride * itemsize only for extents of 2 or more. */
+      t->bufdims[n + i] = t->dims[i] > 1 ? (Py_ssize_t)(t->dims[n + i] * itemsize) : 0;
     }
   }
   Py_ssize_t count = 1, len;

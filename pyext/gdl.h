@@ -44,6 +44,11 @@ extern gdl_strings GDL;
  * BufferError set. */
 PyObject* gdl_tensor_from_managed(void* managed, int versioned);
 
+/* gdl_owner_decref for callers holding the GIL: the release may run a foreign
+ * deleter that runs Python code, so the pending exception (if any) is saved
+ * around it. Every pyext path that may drop a foreign owner uses this. */
+void gdl_owner_decref_keep_error(gdl_owner* owner);
+
 /* Wraps a view of memory kept alive by owner (steals one reference). The view
  * must be valid; shape/strides are copied. */
 PyObject* gdl_tensor_new(gdl_owner* owner, const DLTensor* view, uint64_t flags);
@@ -123,6 +128,7 @@ PyObject* gdl_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs, Py
 PyObject* gdl_dlpack_device(PyObject* self, PyObject* unused);
 PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 PyObject* gdl_tolist(PyObject* self, PyObject* unused);
+PyObject* gdl_tensor_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 extern PyBufferProcs gdl_buffer_procs;
 
 #endif

@@ -208,7 +208,7 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
   if (copy == Py_True && !copied) {
     /* The producer could not copy for us (legacy, or it ignored copy=True). */
     PyObject* c = gdl_device_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);
-    Py_DECREF(result);
+    Py_DECREF(result); /* the deleter it may run keeps c's error (tensor_dealloc saves it) */
     return c;
   }
   if (copy == Py_False && copied) {

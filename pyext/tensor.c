@@ -2,10 +2,25 @@
 #include <string.h>
 #include "gdl.h"
 
+void gdl_owner_decref_keep_error(gdl_owner* owner) {
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* exc = PyErr_GetRaisedException();
+  gdl_owner_decref(owner);
+  if (PyErr_Occurred()) PyErr_WriteUnraisable(NULL); /* a deleter must not raise */
+  PyErr_SetRaisedException(exc);
+#else
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  gdl_owner_decref(owner);
+  if (PyErr_Occurred()) PyErr_WriteUnraisable(NULL); /* a deleter must not raise */
+  PyErr_Restore(et, ev, etb);
+#endif
+}
+
 PyObject* gdl_tensor_new(gdl_owner* owner, const DLTensor* view, uint64_t flags) {
   GdlTensor* t = PyObject_New(GdlTensor, &GdlTensor_Type);
   if (t == NULL) {
-    gdl_owner_decref(owner);
+    gdl_owner_decref_keep_error(owner);
     return NULL;
   }
   int32_t n = view->ndim;
@@ -38,7 +53,7 @@ PyObject* gdl_tensor_from_managed(void* managed, int versioned) {
    * fuzzed against the Go one): no C->Go crossing on the import path. */
   int bad = versioned ? gdl_check_versioned(managed, err, sizeof err) : gdl_check_legacy(managed, err, sizeof err);
   if (bad) {
-    gdl_owner_decref(owner);
+    gdl_owner_decref_keep_error(owner);
     PyErr_SetString(PyExc_BufferError, err);
     return NULL;
   }
@@ -48,7 +63,7 @@ PyObject* gdl_tensor_from_managed(void* managed, int versioned) {
      * elements; a padded layout (one byte each) would be misread. */
     if ((m->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) &&
         (uint32_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes < 8) {
-      gdl_owner_decref(owner);
+      gdl_owner_decref_keep_error(owner);
       PyErr_SetString(PyExc_BufferError,
                       "padded sub-byte tensors (IS_SUBBYTE_TYPE_PADDED) are not supported; "
                       "export them packed");
@@ -67,7 +82,7 @@ static void tensor_dealloc(GdlTensor* self) {
   gdl_owner* o = self->owner;
   PyObject_Free(self);
   /* Last: may run a foreign deleter, which may call back into Python. */
-  if (o != NULL) gdl_owner_decref(o);
+  if (o != NULL) gdl_owner_decref_keep_error(o);
 }
 
 static PyObject* tensor_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
@@ -117,8 +132,10 @@ static PyObject* get_nbytes(GdlTensor* t, void* c) {
     PyObject* b = PyLong_FromUnsignedLongLong(bits);
     PyObject* prod = n && b ? PyNumber_Multiply(n, b) : NULL;
     PyObject* eight = prod ? PyLong_FromLong(8) : NULL;
-    PyObject* r = eight ? PyNumber_FloorDivide(prod, eight) : NULL; /* bits are whole bytes here */
-    Py_XDECREF(n), Py_XDECREF(b), Py_XDECREF(prod), Py_XDECREF(eight);
+    PyObject* seven = eight ? PyLong_FromLong(7) : NULL;
+    PyObject* up = seven ? PyNumber_Add(prod, seven) : NULL; /* rounded up: packed sub-byte too */
+    PyObject* r = up ? PyNumber_FloorDivide(up, eight) : NULL;
+    Py_XDECREF(n), Py_XDECREF(b), Py_XDECREF(prod), Py_XDECREF(eight), Py_XDECREF(seven), Py_XDECREF(up);
     return r;
   }
   return PyLong_FromUnsignedLongLong(total / 8 + (total % 8 != 0));
@@ -237,6 +254,9 @@ static PyMethodDef tensor_methods[] = {
     {"__dlpack_info__", (PyCFunction)gdl_dlpack_info, METH_NOARGS,
      "Return the DLPack versions, dtypes and devices godlpack supports."},
     {"tolist", (PyCFunction)gdl_tolist, METH_NOARGS, "Nested Python lists of the elements."},
+    {"__array__", (PyCFunction)(void (*)(void))gdl_tensor_array, METH_FASTCALL | METH_KEYWORDS,
+     "__array__(dtype=None, copy=None)\n"
+     "For np.asarray(): bfloat16/float8/float6/float4 as ml_dtypes arrays, bit for bit."},
     {"copy", (PyCFunction)tensor_copy_method, METH_NOARGS,
      "A compact copy in new 64-byte-aligned memory owned by godlpack."},
     {NULL, NULL, 0, NULL}};

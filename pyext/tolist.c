@@ -43,7 +43,9 @@ static scalar_fn scalar_for(DLDataType dt) {
 static PyObject* build(const GdlTensor* t, scalar_fn f, int32_t d, const char* p, int64_t itemsize) {
   int32_t n = t->view.ndim;
   if (d == n) return f(p);
-  int64_t len = t->dims[d], step = t->dims[n + d] * itemsize;
+  /* A stride is only used when the extent is 2 or more (validation then
+   * bounds stride * itemsize); a size-0/1 dimension's may be anything. */
+  int64_t len = t->dims[d], step = len > 1 ? t->dims[n + d] * itemsize : 0;
   PyObject* list = PyList_New((Py_ssize_t)len);
   if (list == NULL) return NULL;
   for (int64_t i = 0; i < len; i++) {
