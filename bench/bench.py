@@ -218,7 +218,7 @@ def data_ptr(x) -> int:
         return x.__array_interface__["data"][0]
     if isinstance(x, torch.Tensor):
         return x.data_ptr()
-    if isinstance(x, godlpack.Tensor):
+    if isinstance(x, godlpack.Tensor) or (COMPARE is not None and isinstance(x, COMPARE.Tensor)):
         return x.data_ptr
     if isinstance(x, FLOOR.Held):
         return FLOOR.held_data_ptr(x)
@@ -255,6 +255,8 @@ def make_context(n: int) -> dict:
         j = jnp.asarray(np.ones(n, dtype=np.float32))
         j.block_until_ready()
         ctx.update(j=j, jdl=j.__dlpack__, jf=jnp.from_dlpack)
+    if COMPARE is not None:
+        ctx.update(cf=COMPARE.from_dlpack)
     if tvm_ffi is not None:
         v = tvm_ffi.from_dlpack(a)
         ctx.update(v=v, vdl=v.__dlpack__, vf=tvm_ffi.from_dlpack)
@@ -386,7 +388,7 @@ def compute_ratios(res: dict, groups: dict, labels: list[str], samples: dict) ->
         ours = next((p for p, impl in rows if impl == "godlpack"), None)
         if ours is None:
             continue
-        peers = [(p, impl) for p, impl in rows if impl not in ("godlpack", "godlpack*", "floor")]
+        peers = [(p, impl) for p, impl in rows if impl not in ("godlpack", "godlpack*", "godlpack-cmp", "floor")]
         med = lambda row: statistics.median(res["paths"][row[0].key]["results"][s]["median_ns"] for s in labels)
         against = {}
         if peers:
@@ -394,6 +396,9 @@ def compute_ratios(res: dict, groups: dict, labels: list[str], samples: dict) ->
         tvm = next((row for row in peers if row[1] == "tvm-ffi"), None)
         if tvm is not None:
             against["tvm-ffi"] = tvm
+        cmp = next((row for row in rows if row[1] == "godlpack-cmp"), None)
+        if cmp is not None:
+            against["other build"] = cmp
         fl = next((row for row in rows if row[1] == "floor"), None)
         if fl is not None:
             against["floor"] = fl
@@ -412,22 +417,24 @@ def print_tables(res: dict, sizes: list[tuple[str, int]], paths: list[Path]) -> 
     print(f"\nMedian ns per call [IQR], {res['config']['repeat']} rounds; timing loop overhead "
           + ", ".join(f"{fmt_ns(res['loop_overhead_ns'][s])}" for s in labels) + " ns (not subtracted)")
     for g, (title, keys) in GROUPS.items():
+        if g not in res["config"]["groups"]:
+            continue
         rows = group_rows(keys, lambda k: k in res["paths"])
         if not rows:
             continue
         print(f"\n== {title}")
-        print(" " * w + f"{'':10}" + "".join(f"{s:>19}" for s in labels) + "  flat(med)")
+        print(" " * w + f"{'':13}" + "".join(f"{s:>19}" for s in labels) + "  flat(med)")
         for p, impl in rows:
             cells = res["paths"][p.key]["results"]
             row = "".join(f"{fmt_ns(cells[s]['median_ns']) + ' [' + fmt_ns(cells[s]['iqr_ns']) + ']':>19}"
                           for s in labels)
             fm = flat["median"][p.key]
-            print(f"{p.label:<{w}}{impl:<10}{row}  {fm:9.3f}{'' if fm <= FLATNESS_TARGET else ' !'}")
+            print(f"{p.label:<{w}}{impl:<13}{row}  {fm:9.3f}{'' if fm <= FLATNESS_TARGET else ' !'}")
         r = res["ratios"].get(g)
         if r:
             for name, v in r["vs"].items():
                 cells = "".join(f"{x['median']:>9.3f} [{x['iqr']:.2f}]" for x in v["sizes"].values())
-                print(f"{'  godlpack / ' + name + ' (' + v['impl'] + ')':<{w + 10}}{cells}")
+                print(f"{'  godlpack / ' + name + ' (' + v['impl'] + ')':<{w + 13}}{cells}")
     print(f"\nRatios are per round (same moment), median [IQR]; < 1: godlpack faster. Flatness = max/min "
           f"over sizes of the median; target <= {FLATNESS_TARGET}, '!' marks a miss.")
     missing = [p.key for p in PATHS if not available(p)]
@@ -443,12 +450,14 @@ def plot(res: dict, sizes: list[tuple[str, int]], paths: list[Path], png: str) -
     import matplotlib.ticker
 
     xs = [n * ITEMSIZE for _, n in sizes]
-    groups = [(title, group_rows(keys, lambda k: k in res["paths"])) for title, keys in GROUPS.values()]
+    groups = [(title, group_rows(keys, lambda k: k in res["paths"])) for g, (title, keys) in GROUPS.items()
+              if g in res["config"]["groups"]]
     groups = [(t, rows) for t, rows in groups if rows]
     ncol = 3
     nrow = (len(groups) + ncol - 1) // ncol
     fig, axes = plt.subplots(nrow, ncol, figsize=(6 * ncol, 4.5 * nrow), squeeze=False)
-    styles = {"godlpack": ("tab:blue", "-"), "godlpack*": ("tab:cyan", "--"), "tvm-ffi": ("tab:red", "-"),
+    styles = {"godlpack": ("tab:blue", "-"), "godlpack*": ("tab:cyan", "--"), "godlpack-cmp": ("tab:gray", "--"),
+              "tvm-ffi": ("tab:red", "-"),
               "NumPy": ("tab:green", "-."), "PyTorch": ("tab:orange", "-."), "JAX": ("tab:purple", "-."),
               "floor": ("black", ":")}
     for ax, (title, rows) in zip(axes.flat, groups):
@@ -502,6 +511,27 @@ def run_loop(key: str, size: tuple[str, int], seconds: float) -> None:
 
 
 FLOOR = None  # bench/floor.c, built in main()
+COMPARE = None  # --compare-build: the other build's godlpack package
+
+
+def add_compare_build(src: str) -> None:
+    """Loads another godlpack build as godlpack_cmp (a second Go runtime in the
+    process: fine for these C-only import paths) and adds its import rows."""
+    global COMPARE
+    import shutil
+
+    dst = os.path.join(OUT, "compare")
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(os.path.join(src, "godlpack"), os.path.join(dst, "godlpack_cmp"))
+    sys.path.insert(0, dst)
+    COMPARE = importlib.import_module("godlpack_cmp")
+    extra = [P("cmp_from_np", "other build: from_dlpack(ndarray)", "godlpack-cmp", "cf(a)", "a"),
+             P("cmp_from_torch", "other build: from_dlpack(torch)", "godlpack-cmp", "cf(t)", "t"),
+             P("cmp_alt", "other build: from_dlpack: ndarray, torch", "godlpack-cmp", "cf(a); cf(t)", "t")]
+    for p, g in zip(extra, ("np_import", "torch_import", "alternating")):
+        PATHS.append(p)
+        BY_KEY[p.key] = p
+        GROUPS[g][1].insert(1, p.key)
 
 
 def main() -> int:
@@ -516,12 +546,17 @@ def main() -> int:
     ap.add_argument("--groups", help="comma-separated groups (default all): " + ", ".join(GROUPS))
     ap.add_argument("--out", help="output folder (default bench/out, git-ignored)")
     ap.add_argument("--update", action="store_true", help="write the committed bench/results/ (make bench UPDATE=1)")
+    ap.add_argument("--compare-build", metavar="DIR",
+                    help="also time another godlpack build (DIR holds its godlpack/ package, e.g. a copy of "
+                         "pyext/godlpack from an older commit) on the import paths, in the same process")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG")
     ap.add_argument("--loop", metavar="KEY", help="run one path untimed for --seconds (for perf/callgrind)")
     ap.add_argument("--seconds", type=float, default=5.0, help="duration of --loop")
     args = ap.parse_args()
     out = args.out or (RESULTS if args.update else OUT)
     FLOOR = floor.build(OUT)
+    if args.compare_build:
+        add_compare_build(args.compare_build)
 
     try:
         sizes = [parse_size(tok) for tok in args.sizes.split(",") if tok.strip()]
@@ -548,7 +583,7 @@ def main() -> int:
     res = {
         "machine": machine_info(),
         "config": {"repeat": repeat, "target_ms_per_repeat": target_s * 1e3, "quick": args.quick,
-                   "dtype": "float32", "gc_disabled_while_timing": True,
+                   "dtype": "float32", "gc_disabled_while_timing": True, "groups": list(groups),
                    "note": "per call = whole exchange incl. deleters; timing loop overhead not subtracted; "
                            "ratios per round, median [IQR]"},
         "sizes": [{"label": s, "elements": n, "bytes": n * ITEMSIZE} for s, n in sizes],
@@ -583,7 +618,7 @@ def main() -> int:
                           for stat in ("median", "p10")}}
     res["elapsed_s"] = time.perf_counter() - t0
     print_tables(res, sizes, paths)
-    ours_copy = [b for b in bad if BY_KEY[b.split(" at ")[0]].impl.startswith("godlpack")]
+    ours_copy = [b for b in bad if BY_KEY[b.split(" at ")[0]].impl in ("godlpack", "godlpack*")]
     print("Zero-copy (result data pointer == source data pointer): "
           + ("every godlpack path and size" if not ours_copy else "NO: " + ", ".join(ours_copy))
           + ("" if len(bad) == len(ours_copy) else f"; peers copied on {len(bad) - len(ours_copy)} cells"))

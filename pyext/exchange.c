@@ -241,13 +241,14 @@ static int skip_type(PyTypeObject* tp) { return tp == &PyCapsule_Type || tp == &
 int gdl_exchange_check_dlpack(PyObject* obj) {
   PyTypeObject* tp = Py_TYPE(obj);
   if (skip_type(tp)) return 0;
-  type_entry scratch = {0};
+  type_entry scratch; /* filled only for a type that cannot be cached */
   const type_entry* e = lookup(tp, &scratch);
   if (e == NULL) return -1;
+  if (!e->torch_checks) return 0; /* scratch holds no references then */
   /* A copy: the checks may run Python code that refills the cache slot. */
-  type_entry local = *e;
-  int r = local.torch_checks ? gdl_torch_dlpack_check(obj, &local.torch) : 0;
-  gdl_torch_quirks_clear(&scratch.torch);
+  gdl_torch_quirks q = e->torch;
+  int r = gdl_torch_dlpack_check(obj, &q);
+  if (e == &scratch) gdl_torch_quirks_clear(&scratch.torch);
   return r;
 }
 
@@ -281,15 +282,18 @@ static int from_table(PyObject* obj, const type_entry* e, DLManagedTensorVersion
 int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out) {
   PyTypeObject* tp = Py_TYPE(obj);
   if (skip_type(tp)) return 0;
-  type_entry scratch = {0};
+  type_entry scratch; /* filled only for a type that cannot be cached */
   const type_entry* e = lookup(tp, &scratch);
   if (e == NULL) return -1;
+  if (e->api == NULL && !e->torch_checks) return 0; /* scratch holds no references then */
   /* A copy: the table and the checks may run Python code that refills the
-   * cache slot (its C function pointers stay valid). */
-  type_entry local = *e;
-  int r = local.api != NULL ? from_table(obj, &local, out)
-          : local.torch_checks ? gdl_torch_dlpack_check(obj, &local.torch) : 0;
-  gdl_torch_quirks_clear(&scratch.torch);
+   * cache slot (the C function pointers copied stay valid). */
+  type_entry local;
+  local.api = e->api;
+  local.torch_checks = e->torch_checks;
+  if (e->torch_checks) local.torch = e->torch;
+  int r = local.api != NULL ? from_table(obj, &local, out) : gdl_torch_dlpack_check(obj, &local.torch);
+  if (e == &scratch) gdl_torch_quirks_clear(&scratch.torch);
   return r;
 }
 
