@@ -130,6 +130,10 @@ typedef struct {
 #define TYPE_CACHE 8
 static type_entry type_cache[TYPE_CACHE];
 static int type_cache_next;
+/* Nonzero while an entry is in use: the table and the checks may run Python
+ * code (or release the GIL, as PyTorch's is_neg() does) and so from_dlpack
+ * may run again meanwhile; it then leaves the cache as it is. */
+static int type_cache_busy;
 static PyObject *s_exchange_attr, *s_dlpack_attr;
 
 /* MRO index of the first class whose own dict defines name; PY_SSIZE_T_MAX
@@ -215,7 +219,7 @@ static const type_entry* lookup(PyTypeObject* tp, type_entry* scratch) {
   unsigned int tag = tp->tp_version_tag;
   type_entry fresh;
   if (entry_init(tp, &fresh) != 0) return NULL;
-  if (!cacheable) {
+  if (!cacheable || type_cache_busy) {
     *scratch = fresh;
     return scratch;
   }
@@ -230,9 +234,12 @@ static const type_entry* lookup(PyTypeObject* tp, type_entry* scratch) {
   fresh.type = (PyTypeObject*)Py_NewRef((PyObject*)tp);
   fresh.tag = tag;
   type_cache[slot] = fresh;
-  /* Last: dropping references may run arbitrary code. */
+  /* Dropping references may run code that calls from_dlpack: the cache
+   * stays as it is meanwhile. */
+  type_cache_busy++;
   gdl_torch_quirks_clear(&old.torch);
   Py_XDECREF((PyObject*)old.type);
+  type_cache_busy--;
   return &type_cache[slot];
 }
 
@@ -245,9 +252,9 @@ int gdl_exchange_check_dlpack(PyObject* obj) {
   const type_entry* e = lookup(tp, &scratch);
   if (e == NULL) return -1;
   if (!e->torch_checks) return 0; /* scratch holds no references then */
-  /* A copy: the checks may run Python code that refills the cache slot. */
-  gdl_torch_quirks q = e->torch;
-  int r = gdl_torch_dlpack_check(obj, &q);
+  type_cache_busy++;
+  int r = gdl_torch_dlpack_check(obj, &e->torch);
+  type_cache_busy--;
   if (e == &scratch) gdl_torch_quirks_clear(&scratch.torch);
   return r;
 }
@@ -267,7 +274,7 @@ static int from_table(PyObject* obj, const type_entry* e, DLManagedTensorVersion
   }
   int ok = 1;
   if (m->version.major == 1) {
-    if (e->torch_checks) ok = gdl_torch_table_check(obj, &e->torch, m->dl_tensor.dtype);
+    if (e->torch_checks) ok = gdl_torch_table_check(obj, &e->torch, e->api, m);
     /* Device memory needs the stream handshake of __dlpack__: give it back. */
     if (ok > 0 && !gdl_cpu_accessible(m->dl_tensor.device.device_type)) ok = 0;
   }
@@ -286,13 +293,9 @@ int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** o
   const type_entry* e = lookup(tp, &scratch);
   if (e == NULL) return -1;
   if (e->api == NULL && !e->torch_checks) return 0; /* scratch holds no references then */
-  /* A copy: the table and the checks may run Python code that refills the
-   * cache slot (the C function pointers copied stay valid). */
-  type_entry local;
-  local.api = e->api;
-  local.torch_checks = e->torch_checks;
-  if (e->torch_checks) local.torch = e->torch;
-  int r = local.api != NULL ? from_table(obj, &local, out) : gdl_torch_dlpack_check(obj, &local.torch);
+  type_cache_busy++;
+  int r = e->api != NULL ? from_table(obj, e, out) : gdl_torch_dlpack_check(obj, &e->torch);
+  type_cache_busy--;
   if (e == &scratch) gdl_torch_quirks_clear(&scratch.torch);
   return r;
 }

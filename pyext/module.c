@@ -3,6 +3,7 @@
 
 gdl_strings GDL;
 extern PyMethodDef gdl_probe_methods[]; /* probe.c */
+PyObject* gdl_torch_keyset_py(PyObject* m, PyObject* unused); /* torch_quirks.c */
 static PyObject* device_cls; /* godlpack._types.Device, looked up on first use */
 
 PyObject* gdl_device_obj(DLDevice d) {
@@ -132,6 +133,7 @@ static PyMethodDef module_methods[] = {
     {"is_cpu_accessible", mod_is_cpu_accessible, METH_O,
      "is_cpu_accessible(device_type | (device_type, device_id)) -> bool"},
     {"_names", mod_names, METH_O, "Name lists from Go (internal)."},
+    {"_torch_keyset", gdl_torch_keyset_py, METH_NOARGS, "Whether PyTorch's key-set read is in use (internal)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_godlpack",

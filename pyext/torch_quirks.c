@@ -12,10 +12,24 @@
  *   - requires_grad: exported; __dlpack__ raises BufferError;
  *   - sparse, mkldnn, quantized, bit types, meta: RuntimeError from the table
  *     (BufferError from __dlpack__).
- * So after a table export godlpack asks is_neg() (not for bool),
- * requires_grad (not for integer types, which cannot require grad) and
- * is_conj() (complex only), calling torch's C functions directly; a failed
- * table call is retried through __dlpack__, whose error is the one raised. */
+ * So after a table export godlpack checks the negative bit (not for bool),
+ * requires_grad (not for integer types, which cannot require grad) and the
+ * conjugate bit (complex only); a failed table call is retried through
+ * __dlpack__, whose error is the one raised.
+ *
+ * requires_grad is asked through torch's C getter (about 30 ns). is_neg() and
+ * is_conj() cost 70-100 ns each (the binding releases the GIL), more than
+ * the whole table call, so the two bits are read instead from the key set of
+ * the tensor the export holds: at::toDLPackImpl's manager_ctx is
+ * struct { at::Tensor handle; DLManagedTensorVersioned tensor; }, checked on
+ * every call by manager_ctx + 8 == the managed tensor, and handle points at
+ * the c10::TensorImpl whose key set has the Negative and Conjugate bits. Where
+ * that word and those bits lie is not assumed: it is measured once per
+ * process by toggling the bits of one tensor with torch._C._set_neg/_set_conj
+ * (exactly one bit of one word must change each), then verified on ~30 probe
+ * tensors (pyext/godlpack/_torch_keyset.py) against is_neg()/is_conj(). Any
+ * doubt (no setters, another layout, a mismatch) and the methods are called. */
+#include <malloc.h>
 #include "torch_quirks.h"
 
 static PyObject *s_is_neg, *s_is_conj, *s_requires_grad, *s_torch_function, *disabled_impl;
@@ -113,6 +127,131 @@ int gdl_torch_function_inherited(PyTypeObject* tp, Py_ssize_t table_at) {
   return 1;
 }
 
+/* --- the key-set read ------------------------------------------------------ */
+#define KEYSET_SCAN 64 /* words of a TensorImpl looked at (~23 in PyTorch 2.15) */
+
+static struct {
+  int state; /* 0 not measured yet, 1 usable, -1 not usable */
+  const DLPackExchangeAPI* api; /* the table it was measured with */
+  size_t word;
+  uint64_t neg, conj;
+} keyset;
+
+/* The TensorImpl an export of PyTorch's table holds, NULL if the export is
+ * not laid out as at::toDLPackImpl makes it. */
+static const uint64_t* export_impl(const DLManagedTensorVersioned* m) {
+  const char* ctx = m->manager_ctx;
+  if (ctx == NULL || (const char*)m != ctx + sizeof(void*)) return NULL;
+  return *(const uint64_t* const*)ctx;
+}
+
+/* Up to KEYSET_SCAN words of the heap block at impl (its usable size bounds the read). */
+static size_t impl_words(const uint64_t* impl, uint64_t* w) {
+  size_t n = malloc_usable_size((void*)impl) / sizeof(uint64_t);
+  if (n > KEYSET_SCAN) n = KEYSET_SCAN;
+  memcpy(w, impl, n * sizeof(uint64_t));
+  return n;
+}
+
+/* The words of t's own TensorImpl (t._cdata is its address). */
+static size_t source_words(PyObject* t, uint64_t* w) {
+  PyObject* c = PyObject_GetAttrString(t, "_cdata");
+  void* impl = c ? PyLong_AsVoidPtr(c) : NULL;
+  Py_XDECREF(c);
+  return impl ? impl_words(impl, w) : 0;
+}
+
+/* The one bit that differs between a and b, in *word; 0 unless exactly one does. */
+static uint64_t one_bit(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, size_t* word) {
+  uint64_t bit = 0;
+  if (na != nb) return 0;
+  for (size_t i = 0; i < na; i++) {
+    uint64_t d = a[i] ^ b[i];
+    if (d == 0) continue;
+    if (bit != 0 || (d & (d - 1)) != 0) return 0;
+    bit = d;
+    *word = i;
+  }
+  return bit;
+}
+
+/* Toggles a bit of t with setter (torch._C._set_neg or _set_conj) and
+ * returns it (0: not exactly one bit of one word changed). */
+static uint64_t toggled_bit(PyObject* t, PyObject* setter, size_t* word) {
+  uint64_t a[KEYSET_SCAN], b[KEYSET_SCAN];
+  size_t na = source_words(t, a);
+  PyObject* r = PyObject_CallFunctionObjArgs(setter, t, Py_True, NULL);
+  Py_XDECREF(r);
+  size_t nb = r ? source_words(t, b) : 0;
+  r = PyObject_CallFunctionObjArgs(setter, t, Py_False, NULL);
+  Py_XDECREF(r);
+  return r && na > 0 ? one_bit(a, na, b, nb, word) : 0;
+}
+
+/* Whether the read agrees with is_neg()/is_conj() on probe p (exported with api). */
+static int probe_agrees(const DLPackExchangeAPI* api, PyObject* p) {
+  DLManagedTensorVersioned* m = NULL;
+  if (api->managed_tensor_from_py_object_no_sync(p, &m) != 0 || m == NULL) return 0;
+  const uint64_t* impl = export_impl(m);
+  uint64_t w[KEYSET_SCAN];
+  size_t n = impl ? impl_words(impl, w) : 0;
+  if (m->deleter) m->deleter(m);
+  if (n <= keyset.word) return 0;
+  PyObject* neg = PyObject_CallMethod(p, "is_neg", NULL);
+  PyObject* conj = PyObject_CallMethod(p, "is_conj", NULL);
+  int ok = neg && conj && (neg == Py_True) == ((w[keyset.word] & keyset.neg) != 0) &&
+           (conj == Py_True) == ((w[keyset.word] & keyset.conj) != 0);
+  Py_XDECREF(neg);
+  Py_XDECREF(conj);
+  return ok;
+}
+
+static void keyset_measure(const DLPackExchangeAPI* api) {
+  keyset.state = -1;
+  keyset.api = api;
+  PyObject *exc_type, *exc, *tb;
+  PyErr_Fetch(&exc_type, &exc, &tb);
+  PyObject* mod = PyImport_ImportModule("godlpack._torch_keyset");
+  PyObject* tog = mod ? PyObject_CallMethod(mod, "toggle", NULL) : NULL;
+  PyObject* probes = mod ? PyObject_CallMethod(mod, "probes", NULL) : NULL;
+  if (tog && probes && PyTuple_Check(tog) && PyTuple_GET_SIZE(tog) == 3 && PyList_Check(probes)) {
+    size_t wn = 0, wc = 0;
+    keyset.neg = toggled_bit(PyTuple_GET_ITEM(tog, 0), PyTuple_GET_ITEM(tog, 1), &wn);
+    keyset.conj = toggled_bit(PyTuple_GET_ITEM(tog, 0), PyTuple_GET_ITEM(tog, 2), &wc);
+    keyset.word = wn;
+    int ok = keyset.neg != 0 && keyset.conj != 0 && keyset.neg != keyset.conj && wn == wc;
+    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(probes); i++) ok = probe_agrees(api, PyList_GET_ITEM(probes, i));
+    if (ok) keyset.state = 1;
+  }
+  Py_XDECREF(probes);
+  Py_XDECREF(tog);
+  Py_XDECREF(mod);
+  PyErr_Clear(); /* measuring never raises: on any doubt the methods are called */
+  PyErr_Restore(exc_type, exc, tb);
+}
+
+/* The negative and conjugate bits of the tensor m was exported from: 1 read
+ * (*neg, *conj set), 0 not readable. */
+static int keyset_read(const DLPackExchangeAPI* api, const DLManagedTensorVersioned* m, int* neg, int* conj) {
+  if (keyset.state == 0) keyset_measure(api);
+  if (keyset.state != 1 || keyset.api != api) return 0;
+  const uint64_t* impl = export_impl(m);
+  if (impl == NULL) return 0;
+  uint64_t k = impl[keyset.word];
+  *neg = (k & keyset.neg) != 0;
+  *conj = (k & keyset.conj) != 0;
+  return 1;
+}
+
+int gdl_torch_keyset_state(void) { return keyset.state; }
+
+/* godlpack._godlpack._torch_keyset() -> 1 in use, -1 not usable, 0 not measured yet. */
+PyObject* gdl_torch_keyset_py(PyObject* m, PyObject* unused) {
+  (void)m;
+  (void)unused;
+  return PyLong_FromLong(keyset.state);
+}
+
 static int refuse_neg(void) {
   PyErr_SetString(PyExc_BufferError,
                   "the tensor has PyTorch's negative bit set, which DLPack cannot carry (PyTorch would "
@@ -120,9 +259,12 @@ static int refuse_neg(void) {
   return -1;
 }
 
-int gdl_torch_table_check(PyObject* obj, const gdl_torch_quirks* q, DLDataType dt) {
+int gdl_torch_table_check(PyObject* obj, const gdl_torch_quirks* q, const DLPackExchangeAPI* api,
+                          const DLManagedTensorVersioned* m) {
+  DLDataType dt = m->dl_tensor.dtype;
   if (dt.code == kDLBool) return 1; /* no negative bit, no gradient, no conjugate */
-  int neg = ask(obj, &q->is_neg);
+  int neg, conj = -1;
+  if (!keyset_read(api, m, &neg, &conj)) neg = ask(obj, &q->is_neg);
   if (neg != 0) {
     if (neg > 0) return refuse_neg();
     PyErr_Clear(); /* an object that cannot answer: __dlpack__ decides */
@@ -137,7 +279,7 @@ int gdl_torch_table_check(PyObject* obj, const gdl_torch_quirks* q, DLDataType d
     }
   }
   if (dt.code == kDLComplex) {
-    int conj = ask(obj, &q->is_conj);
+    if (conj < 0) conj = ask(obj, &q->is_conj);
     if (conj != 0) {
       if (conj < 0) PyErr_Clear();
       return 0;

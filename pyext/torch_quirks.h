@@ -31,10 +31,15 @@ void gdl_torch_quirks_clear(gdl_torch_quirks* q);
  * index table_at or torch's disabled one: 1 yes, 0 no, -1 error. */
 int gdl_torch_function_inherited(PyTypeObject* tp, Py_ssize_t table_at);
 
-/* After PyTorch's table exported obj with dtype dt: 1 the export is right,
- * 0 use __dlpack__ instead (it refuses what the table should have refused,
- * or obj cannot answer), -1 BufferError set (negative bit). */
-int gdl_torch_table_check(PyObject* obj, const gdl_torch_quirks* q, DLDataType dt);
+/* After PyTorch's table api exported obj as m: 1 the export is right, 0 use
+ * __dlpack__ instead (it refuses what the table should have refused, or obj
+ * cannot answer), -1 BufferError set (negative bit). */
+int gdl_torch_table_check(PyObject* obj, const gdl_torch_quirks* q, const DLPackExchangeAPI* api,
+                          const DLManagedTensorVersioned* m);
+
+/* Whether the key-set read is in use: 1 yes, -1 no (the methods are
+ * called), 0 not measured yet. */
+int gdl_torch_keyset_state(void);
 
 /* Before obj.__dlpack__(): 0 go on, -1 BufferError set (negative bit). */
 int gdl_torch_dlpack_check(PyObject* obj, const gdl_torch_quirks* q);

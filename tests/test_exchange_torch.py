@@ -211,3 +211,73 @@ def test_zero_size_and_every_plain_dtype_through_the_table(dlpack_calls):
         y = torch.ones(3, dtype=dtype)
         assert godlpack.from_dlpack(y).data_ptr == y.data_ptr()
     assert dlpack_calls == []
+
+
+def test_key_set_read_measured_and_per_call():
+    # The negative/conjugate bits are read from the exported tensor's key set
+    # once that read is measured (pyext/torch_quirks.c); on any doubt the
+    # methods are called instead. Either way the answer is per call: a bit set
+    # in place after an import is seen by the next one.
+    from godlpack import _godlpack
+
+    x = torch.arange(3.0)
+    assert godlpack.from_dlpack(x).tolist() == [0.0, 1.0, 2.0]
+    assert _godlpack._torch_keyset() in (1, -1)
+    torch._C._set_neg(x, True)
+    try:
+        with pytest.raises(BufferError, match="negative bit"):
+            godlpack.from_dlpack(x)
+    finally:
+        torch._C._set_neg(x, False)
+    z = torch.tensor([1 + 2j])
+    assert godlpack.from_dlpack(z).tolist() == [1 + 2j]
+    torch._C._set_conj(z, True)
+    try:
+        with pytest.raises(BufferError, match="conjugate"):
+            godlpack.from_dlpack(z)
+    finally:
+        torch._C._set_conj(z, False)
+    assert godlpack.from_dlpack(x).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_key_set_read_in_use_with_this_pytorch():
+    # Not a correctness requirement (the methods are the fallback), but the
+    # figures in the README assume it: a PyTorch that changes its layout
+    # shows up here.
+    from godlpack import _godlpack
+
+    godlpack.from_dlpack(torch.ones(1))
+    if _godlpack._torch_keyset() != 1:
+        pytest.xfail(f"key-set read not usable with PyTorch {torch.__version__}: is_neg()/is_conj() are called")
+
+
+def test_threads_mixing_types_and_refusals():
+    # is_neg()/requires_grad release the GIL or run Python: other threads'
+    # imports meanwhile must neither corrupt nor evict the entry in use.
+    import threading
+
+    a = np.arange(3, dtype=np.float32)
+    good = [a, torch.arange(3.0), torch.arange(3, dtype=torch.int32), torch.arange(3.0).as_subclass(type("S", (torch.Tensor,), {}))]
+    bad = [torch._neg_view(torch.arange(3.0)), torch.ones(3, requires_grad=True), torch.tensor([1j]).conj()]
+    errors = []
+
+    def work():
+        try:
+            for i in range(300):
+                x = good[i % len(good)]
+                assert godlpack.from_dlpack(x).tolist() == x.tolist()
+                with pytest.raises(BufferError):
+                    godlpack.from_dlpack(bad[i % len(bad)])
+                # New types now and then (cache misses while others are busy).
+                if i % 50 == 0:
+                    y = torch.arange(3.0).as_subclass(type(f"T{i}", (torch.Tensor,), {}))
+                    assert godlpack.from_dlpack(y).tolist() == [0.0, 1.0, 2.0]
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
