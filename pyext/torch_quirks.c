@@ -29,7 +29,9 @@
  * (exactly one bit of one word must change each), then verified on ~30 probe
  * tensors (pyext/godlpack/_torch_keyset.py) against is_neg()/is_conj(). Any
  * doubt (no setters, another layout, a mismatch) and the methods are called. */
-#include <malloc.h>
+#if defined(__GLIBC__)
+#include <malloc.h> /* malloc_usable_size */
+#endif
 #include "torch_quirks.h"
 
 static PyObject *s_is_neg, *s_is_conj, *s_requires_grad, *s_torch_function, *disabled_impl;
@@ -147,7 +149,11 @@ static const uint64_t* export_impl(const DLManagedTensorVersioned* m) {
 
 /* Up to KEYSET_SCAN words of the heap block at impl (its usable size bounds the read). */
 static size_t impl_words(const uint64_t* impl, uint64_t* w) {
+#if defined(__GLIBC__)
   size_t n = malloc_usable_size((void*)impl) / sizeof(uint64_t);
+#else
+  size_t n = 0; /* the block size is unknown: no read, the methods are called */
+#endif
   if (n > KEYSET_SCAN) n = KEYSET_SCAN;
   memcpy(w, impl, n * sizeof(uint64_t));
   return n;
