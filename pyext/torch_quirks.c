@@ -29,10 +29,10 @@
  * (exactly one bit of one word must change each), then verified on ~30 probe
  * tensors (pyext/godlpack/_torch_keyset.py) against is_neg()/is_conj(). Any
  * doubt (no setters, another layout, a mismatch) and the methods are called. */
+#include "torch_quirks.h" /* Python.h: the C library headers, __GLIBC__ */
 #if defined(__GLIBC__)
 #include <malloc.h> /* malloc_usable_size */
 #endif
-#include "torch_quirks.h"
 
 static PyObject *s_is_neg, *s_is_conj, *s_requires_grad, *s_torch_function, *disabled_impl;
 
