@@ -524,7 +524,9 @@ def add_compare_build(src: str) -> None:
 
     dst = os.path.join(OUT, "compare")
     shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(os.path.join(src, "godlpack"), os.path.join(dst, "godlpack_cmp"))
+    # Without its C headers: the Makefile would take them for sources of the extension.
+    shutil.copytree(os.path.join(src, "godlpack"), os.path.join(dst, "godlpack_cmp"),
+                    ignore=shutil.ignore_patterns("include", "__pycache__"))
     sys.path.insert(0, dst)
     COMPARE = importlib.import_module("godlpack_cmp")
     extra = [P("cmp_from_np", "other build: from_dlpack(ndarray)", "godlpack-cmp", "cf(a)", "a"),

@@ -1,5 +1,11 @@
 /* PyTorch's DLPack export, and what godlpack checks around it.
  *
+ * Upstream: the table is TorchDLPackExchangeAPI (torch._C._dlpack_exchange_api),
+ * whose export is at::toDLPackImpl in aten/src/ATen/DLConvertor.cpp
+ * (https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/DLConvertor.cpp);
+ * __dlpack__'s refusals are in torch/_tensor.py
+ * (https://github.com/pytorch/pytorch/blob/main/torch/_tensor.py).
+ *
  * PyTorch's C exchange table (torch.Tensor.__dlpack_c_exchange_api__;
  * ManagedTensorFromPyObjectNoSync -> at::toDLPackImpl, as of PyTorch 2.10 to
  * 2.15) exports the tensor's storage as is: it does not refuse what
