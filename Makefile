@@ -54,10 +54,13 @@ pytest: ext probe venv
 # The whole suite: Go checks, Go tests under the race detector, pytest.
 test: lint gotest pytest
 
-# Python exchange figures (ratios against NumPy/PyTorch in the same process),
-# then the Go-side figures (export, import, pinning, one cgo crossing).
+# Python exchange figures: every path next to NumPy, PyTorch, JAX, tvm-ffi and
+# a C floor, ratios in one process (bench/out/, git-ignored; UPDATE=1 rewrites
+# the committed bench/results/); then the Go-side figures (export, import,
+# pinning, one cgo crossing).
 bench: ext venv
-	PYTHONPATH=pyext $(PYTHON) bench/bench.py
+	$(PYTHON) -c 'import tvm_ffi' 2>/dev/null || $(PYTHON) -m pip install -q apache-tvm-ffi
+	PYTHONPATH=pyext $(PYTHON) bench/bench.py $(if $(UPDATE),--update)
 	go test -run='^$$' -bench=. -benchtime=200ms ./producer ./consumer
 
 soak: ext venv

@@ -1,7 +1,7 @@
 /* DLPack 1.3 C exchange API: the table our Tensor type offers as
  * __dlpack_c_exchange_api__, and its use by from_dlpack on other types. */
 #include <string.h>
-#include "gdl.h"
+#include "torch_quirks.h"
 
 static void report(void* ctx, void (*set_error)(void*, const char*, const char*), const char* kind,
                    const char* msg) {
@@ -116,51 +116,41 @@ const DLPackExchangeAPI* gdl_exchange_api(void) { return &exchange_api; }
 
 /* --- consumer side ---------------------------------------------------------- */
 
-/* One-entry cache of the last type looked up, keyed by its version tag
- * (which changes whenever the type's attributes do). */
-static PyTypeObject* cached_type;
-static unsigned int cached_tag;
-static const DLPackExchangeAPI* cached_api;
-static int cached_guard;
-static PyObject *s_exchange_attr, *s_is_conj, *s_is_neg, *s_requires_grad;
+/* What from_dlpack does with a type, decided once per type and version tag
+ * (which changes whenever the type's or a base's attributes do). A few types
+ * are cached, so alternating NumPy and torch inputs do not evict each other. */
+typedef struct {
+  PyTypeObject* type; /* strong reference: the pointer is not reused meanwhile */
+  unsigned int tag;
+  const DLPackExchangeAPI* api; /* the table to use, or NULL: __dlpack__ */
+  int torch_checks;             /* torch.Tensor's own __dlpack__: see torch_quirks.c */
+  gdl_torch_quirks torch;
+} type_entry;
 
-/* PyTorch's table exports tensors that its __dlpack__ refuses: with the
- * conjugate bit set (the values would be silently wrong) or requiring grad;
- * those take the __dlpack__ path, so both paths agree. Tensors with the
- * negative bit come out with the wrong sign from both paths, so they are
- * refused. Used for types having is_conj/is_neg. Returns 1 to use the table,
- * 0 to fall back (also when the object cannot answer), -1 with BufferError. */
-static int table_safe_for(PyObject* obj) {
-  PyObject* names[] = {s_is_neg, s_is_conj};
-  for (int i = 0; i < 2; i++) {
-    PyObject* r = PyObject_CallMethodNoArgs(obj, names[i]);
-    int set = r == NULL ? -1 : PyObject_IsTrue(r);
-    Py_XDECREF(r);
-    if (set < 0) { /* a subclass that cannot answer: let __dlpack__ decide */
-      PyErr_Clear();
-      return 0;
-    }
-    if (set && i == 0) {
-      PyErr_SetString(PyExc_BufferError,
-                      "the tensor has PyTorch's negative bit set, which DLPack cannot carry (its export "
-                      "would have the wrong sign); call .resolve_neg() first");
-      return -1;
-    }
-    if (set) return 0;
+#define TYPE_CACHE 8
+static type_entry type_cache[TYPE_CACHE];
+static int type_cache_next;
+/* Nonzero while an entry is in use: the table and the checks may run Python
+ * code (or release the GIL, as PyTorch's is_neg() does) and so from_dlpack
+ * may run again meanwhile; it then leaves the cache as it is. */
+static int type_cache_busy;
+static PyObject *s_exchange_attr, *s_dlpack_attr;
+
+/* MRO index of the first class whose own dict defines name; PY_SSIZE_T_MAX
+ * if none; -1 on error. */
+static Py_ssize_t defined_at(PyTypeObject* tp, PyObject* name) {
+  PyObject* mro = tp->tp_mro;
+  if (mro == NULL) return PY_SSIZE_T_MAX;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
+    PyObject* dict = ((PyTypeObject*)PyTuple_GET_ITEM(mro, i))->tp_dict;
+    if (dict == NULL) continue;
+    if (PyDict_GetItemWithError(dict, name) != NULL) return i;
+    if (PyErr_Occurred()) return -1;
   }
-  PyObject* g = PyObject_GetAttr(obj, s_requires_grad);
-  int bad = g == NULL ? -1 : PyObject_IsTrue(g);
-  Py_XDECREF(g);
-  if (bad < 0) PyErr_Clear();
-  return bad == 0;
+  return PY_SSIZE_T_MAX;
 }
 
-static const DLPackExchangeAPI* lookup_api(PyTypeObject* tp, int* err, int* guard) {
-  *err = 0;
-  if (tp == cached_type && (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && tp->tp_version_tag == cached_tag) {
-    *guard = cached_guard;
-    return cached_api;
-  }
+static const DLPackExchangeAPI* table_of(PyTypeObject* tp, int* err) {
   const DLPackExchangeAPI* api = NULL;
   PyObject* cap = PyObject_GetAttr((PyObject*)tp, s_exchange_attr);
   if (cap == NULL) {
@@ -169,61 +159,151 @@ static const DLPackExchangeAPI* lookup_api(PyTypeObject* tp, int* err, int* guar
       return NULL;
     }
     PyErr_Clear();
-  } else {
-    if (PyCapsule_IsValid(cap, DLPACK_EXCHANGE_API_CAPSULE_NAME)) {
-      api = PyCapsule_GetPointer(cap, DLPACK_EXCHANGE_API_CAPSULE_NAME);
-      /* Only a 1.x table has the layout we know; the function must exist. */
-      if (api != NULL && (api->header.version.major != 1 || api->managed_tensor_from_py_object_no_sync == NULL))
-        api = NULL;
-    }
-    Py_DECREF(cap);
+    return NULL;
   }
-  *guard = api != NULL && PyObject_HasAttr((PyObject*)tp, s_is_conj) && PyObject_HasAttr((PyObject*)tp, s_is_neg);
-  if (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) {
-    Py_INCREF(tp); /* keeps the cached pointer from being reused by another type */
-    Py_XSETREF(cached_type, tp);
-    cached_tag = tp->tp_version_tag;
-    cached_api = api;
-    cached_guard = *guard;
+  if (PyCapsule_IsValid(cap, DLPACK_EXCHANGE_API_CAPSULE_NAME)) {
+    api = PyCapsule_GetPointer(cap, DLPACK_EXCHANGE_API_CAPSULE_NAME);
+    /* Only a 1.x table has the layout we know; the function must exist. */
+    if (api != NULL && (api->header.version.major != 1 || api->managed_tensor_from_py_object_no_sync == NULL))
+      api = NULL;
   }
+  Py_DECREF(cap);
   return api;
 }
 
-int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out) {
-  PyTypeObject* tp = Py_TYPE(obj);
-  if (tp == &PyCapsule_Type || tp == &GdlTensor_Type) return 0;
-  int err, guard;
-  const DLPackExchangeAPI* api = lookup_api(tp, &err, &guard);
+/* Fills e for tp. The table goes with the class that defines it: a subclass
+ * overriding __dlpack__ (or, for torch, __torch_function__) below that class
+ * is exported through its own __dlpack__. */
+static int entry_init(PyTypeObject* tp, type_entry* e) {
+  int err = 0;
+  memset(e, 0, sizeof *e);
+  e->api = table_of(tp, &err);
   if (err) return -1;
-  if (api == NULL) return 0;
-  if (guard) {
-    int safe = table_safe_for(obj);
-    if (safe <= 0) return safe;
+  if (e->api == NULL) return 0;
+  Py_ssize_t table_at = defined_at(tp, s_exchange_attr), dlpack_at = defined_at(tp, s_dlpack_attr);
+  if (table_at < 0 || dlpack_at < 0) return -1;
+  int own_dlpack = dlpack_at >= table_at; /* __dlpack__ is the table's class's or inherited by it */
+  if (gdl_torch_quirks_init(tp, &e->torch) != 0) return -1;
+  e->torch_checks = own_dlpack && e->torch.active;
+  if (!own_dlpack) {
+    e->api = NULL;
+  } else if (e->torch.active) {
+    int inherited = gdl_torch_function_inherited(tp, table_at);
+    if (inherited < 0) {
+      gdl_torch_quirks_clear(&e->torch);
+      return -1;
+    }
+    if (!inherited) e->api = NULL;
   }
+  return 0;
+}
+
+/* The cached entry for tp, NULL with an error set. An entry that cannot be
+ * cached (no valid version tag) goes to *scratch, which the caller clears. */
+static const type_entry* lookup(PyTypeObject* tp, type_entry* scratch) {
+  for (int i = 0; i < TYPE_CACHE; i++) {
+    type_entry* e = &type_cache[i];
+    if (e->type == tp) {
+      if ((tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && tp->tp_version_tag == e->tag) return e;
+      break; /* stale: refilled below */
+    }
+  }
+  /* The version tag is read before the attributes: a change made while they
+   * are read gives a new tag, and the entry is refilled on the next call. */
+#if PY_VERSION_HEX >= 0x030C0000
+  PyUnstable_Type_AssignVersionTag(tp);
+#else
+  (void)_PyType_Lookup(tp, s_exchange_attr);
+#endif
+  int cacheable = (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0;
+  unsigned int tag = tp->tp_version_tag;
+  type_entry fresh;
+  if (entry_init(tp, &fresh) != 0) return NULL;
+  if (!cacheable || type_cache_busy) {
+    *scratch = fresh;
+    return scratch;
+  }
+  int slot = -1;
+  for (int i = 0; i < TYPE_CACHE && slot < 0; i++)
+    if (type_cache[i].type == tp) slot = i;
+  if (slot < 0) {
+    slot = type_cache_next;
+    type_cache_next = (type_cache_next + 1) % TYPE_CACHE;
+  }
+  type_entry old = type_cache[slot];
+  fresh.type = (PyTypeObject*)Py_NewRef((PyObject*)tp);
+  fresh.tag = tag;
+  type_cache[slot] = fresh;
+  /* Dropping references may run code that calls from_dlpack: the cache
+   * stays as it is meanwhile. */
+  type_cache_busy++;
+  gdl_torch_quirks_clear(&old.torch);
+  Py_XDECREF((PyObject*)old.type);
+  type_cache_busy--;
+  return &type_cache[slot];
+}
+
+static int skip_type(PyTypeObject* tp) { return tp == &PyCapsule_Type || tp == &GdlTensor_Type; }
+
+int gdl_exchange_check_dlpack(PyObject* obj) {
+  PyTypeObject* tp = Py_TYPE(obj);
+  if (skip_type(tp)) return 0;
+  type_entry scratch; /* filled only for a type that cannot be cached */
+  const type_entry* e = lookup(tp, &scratch);
+  if (e == NULL) return -1;
+  if (!e->torch_checks) return 0; /* scratch holds no references then */
+  type_cache_busy++;
+  int r = gdl_torch_dlpack_check(obj, &e->torch);
+  type_cache_busy--;
+  if (e == &scratch) gdl_torch_quirks_clear(&scratch.torch);
+  return r;
+}
+
+static int from_table(PyObject* obj, const type_entry* e, DLManagedTensorVersioned** out) {
   DLManagedTensorVersioned* m = NULL;
-  if (api->managed_tensor_from_py_object_no_sync(obj, &m) != 0) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_BufferError, "exchange API export failed");
-    return -1;
+  if (e->api->managed_tensor_from_py_object_no_sync(obj, &m) != 0) {
+    /* PyTorch's table raises RuntimeError where its __dlpack__ raises
+     * BufferError: __dlpack__ runs next and its error is the one seen. */
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return -1; /* KeyboardInterrupt... */
+    PyErr_Clear();
+    return 0;
   }
   if (m == NULL) {
     PyErr_SetString(PyExc_BufferError, "exchange API returned no tensor");
     return -1;
   }
-  if (m->version.major == 1 && !gdl_cpu_accessible(m->dl_tensor.device.device_type)) {
+  int ok = 1;
+  if (m->version.major == 1) {
+    if (e->torch_checks) ok = gdl_torch_table_check(obj, &e->torch, e->api, m);
     /* Device memory needs the stream handshake of __dlpack__: give it back. */
+    if (ok > 0 && !gdl_cpu_accessible(m->dl_tensor.device.device_type)) ok = 0;
+  }
+  if (ok <= 0) {
     if (m->deleter) m->deleter(m);
-    return 0;
+    return ok;
   }
   *out = m;
   return 1;
 }
 
+int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out) {
+  PyTypeObject* tp = Py_TYPE(obj);
+  if (skip_type(tp)) return 0;
+  type_entry scratch; /* filled only for a type that cannot be cached */
+  const type_entry* e = lookup(tp, &scratch);
+  if (e == NULL) return -1;
+  if (e->api == NULL && !e->torch_checks) return 0; /* scratch holds no references then */
+  type_cache_busy++;
+  int r = e->api != NULL ? from_table(obj, e, out) : gdl_torch_dlpack_check(obj, &e->torch);
+  type_cache_busy--;
+  if (e == &scratch) gdl_torch_quirks_clear(&scratch.torch);
+  return r;
+}
+
 int gdl_exchange_init(PyTypeObject* type) {
   s_exchange_attr = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
-  s_is_conj = PyUnicode_InternFromString("is_conj");
-  s_is_neg = PyUnicode_InternFromString("is_neg");
-  s_requires_grad = PyUnicode_InternFromString("requires_grad");
-  if (!s_exchange_attr || !s_is_conj || !s_is_neg || !s_requires_grad) return -1;
+  s_dlpack_attr = PyUnicode_InternFromString("__dlpack__");
+  if (!s_exchange_attr || !s_dlpack_attr) return -1;
   PyObject* cap = PyCapsule_New(&exchange_api, DLPACK_EXCHANGE_API_CAPSULE_NAME, NULL);
   if (cap == NULL) return -1;
   int r = PyDict_SetItem(type->tp_dict, s_exchange_attr, cap);

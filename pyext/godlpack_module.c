@@ -3,6 +3,8 @@
 #include "errkind.h"
 
 
+PyObject* gdl_torch_keyset_py(PyObject* m, PyObject* unused); /* torch_quirks.c */
+
 /* Raises the Python exception for a Go error kind (errkind.h). */
 void gdl_raise_go(int kind, const char* msg) {
   PyObject* cls = PyExc_ValueError;
@@ -162,6 +164,7 @@ static PyMethodDef module_methods[] = {
      "is_cpu_accessible(device_type | (device_type, device_id)) -> bool"},
     {"dlpack_info", gdl_dlpack_info, METH_NOARGS,
      "dlpack_info() -> dict: DLPack versions, dtypes and device types godlpack speaks."},
+    {"_torch_keyset", gdl_torch_keyset_py, METH_NOARGS, "Whether PyTorch's key-set read is in use (internal)."},
     {"go_runtimes", gdl_go_runtimes, METH_NOARGS,
      "go_runtimes() -> list of (path, go version) of every Go runtime loaded in this process."},
     {NULL, NULL, 0, NULL}};

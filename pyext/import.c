@@ -1,5 +1,5 @@
 /* The consumer side: godlpack.from_dlpack(obj, /, *, device=None, copy=None). */
-#include "gdl.h"
+#include "torch_quirks.h"
 
 /* Calls obj.__dlpack__ with the given keywords (NULL: left out). A producer
  * that predates max_version (and dl_device/copy) raises TypeError: it is
@@ -179,6 +179,8 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
     /* The producer's C exchange API (PyTorch), when its type has one. */
     int r = gdl_exchange_managed_from_object(obj, (DLManagedTensorVersioned**)&managed);
     if (r < 0) return NULL;
+  } else if (gdl_exchange_check_dlpack(obj) != 0) { /* what torch's __dlpack__ gets wrong */
+    return NULL;
   }
   if (managed == NULL) {
     managed = gdl_managed_from_object(obj, stream_arg, GDL.max_version, device == Py_None ? NULL : device,

@@ -626,7 +626,11 @@ def test_exchange_allocator_errors(probe):
 
 
 class _NoDunder(torch.Tensor):
-    """A torch tensor whose __dlpack__ is broken: only the exchange API works."""
+    """A torch tensor whose __dlpack__ is broken: only the exchange API works.
+    It names torch's table as its own (an override of __dlpack__ alone makes
+    from_dlpack call the override: tests/test_exchange_torch.py)."""
+
+    __dlpack_c_exchange_api__ = torch.Tensor.__dlpack_c_exchange_api__
 
     def __dlpack__(self, *args, **kwargs):
         raise RuntimeError("__dlpack__ must not be called")
