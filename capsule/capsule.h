@@ -6,6 +6,7 @@
 #define GODLPACK_CAPSULE_H_
 
 #define PY_SSIZE_T_CLEAN
+#include "need_python.h"
 #include <Python.h>
 #include "godlpack/dlpack.h"
 

@@ -6,6 +6,7 @@
 #define GODLPACK_PYEXT_H_
 
 #define PY_SSIZE_T_CLEAN
+#include "need_python.h" /* capsule/ */
 #include <Python.h>
 #include "godlpack/godlpack.h"
 #include "owner.h"

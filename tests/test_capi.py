@@ -19,7 +19,11 @@ import textwrap
 
 import numpy as np
 import pytest
-import torch
+try:
+    import torch
+except ImportError:  # optional peer: the tests that need it skip
+    torch = None
+needs_torch = pytest.mark.skipif(torch is None, reason="optional peer torch not installed")
 
 import godlpack
 from conftest import live, settle
@@ -144,6 +148,7 @@ def test_import_numpy_strided(probe):
     assert _same_memory(t, a.ctypes.data)
 
 
+@needs_torch
 def test_import_torch_zero_copy_and_released(probe):
     x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
     base = live()
@@ -257,6 +262,7 @@ def test_import_legacy(probe):
     assert sys.getrefcount(a) == base_ref
 
 
+@needs_torch
 def test_import_legacy_of_godlpack_and_torch(probe):
     g = godlpack.arange(4.0)
     t, versioned = probe.import_legacy(g)
@@ -301,6 +307,7 @@ def test_sum_f64_numpy(probe, make):
     assert probe.sum_f64(a, 0, 0) == pytest.approx(float(a.sum()))
 
 
+@needs_torch
 def test_sum_f64_torch_and_godlpack(probe):
     x = torch.arange(20, dtype=torch.float64).reshape(4, 5)[1:, ::2]
     assert probe.sum_f64(x) == pytest.approx(float(x.sum()))
@@ -337,6 +344,7 @@ def test_sum_f64_rejects_and_still_frees(probe):
 # --- capsules ------------------------------------------------------------------------
 
 
+@needs_torch
 def test_export_capsule_consumed_by_torch(probe):
     g = godlpack.arange(5.0)
     base = live()
@@ -351,6 +359,7 @@ def test_export_capsule_consumed_by_torch(probe):
     assert settle(base) == base
 
 
+@needs_torch
 def test_export_legacy_capsule_consumed_by_torch(probe):
     g = godlpack.arange(3.0)
     base = live()
@@ -363,6 +372,7 @@ def test_export_legacy_capsule_consumed_by_torch(probe):
     assert settle(base) == base
 
 
+@needs_torch
 def test_export_capsule_of_foreign_producer(probe):
     a = np.arange(4.0)
     cap = probe.export_capsule(a)
@@ -430,6 +440,7 @@ def test_null_checks(probe):
     assert capsule_name(cap) == "dltensor_versioned"
 
 
+@needs_torch
 def test_device_of(probe):
     assert probe.device_of(np.arange(3.0)) == (1, 0)
     assert probe.device_of(torch.zeros(2)) == (1, 0)
@@ -470,6 +481,7 @@ def test_godlpack_exchange_table(probe):
     assert capsule_pointer(cap) == capsule_pointer(godlpack.zeros(1).__dlpack_c_exchange_api__)
 
 
+@needs_torch
 def test_torch_exchange_table(probe):
     h = probe.exchange_header(torch.Tensor)
     assert h["version"][0] == 1
@@ -477,6 +489,7 @@ def test_torch_exchange_table(probe):
     assert h["managed_tensor_allocator"] and h["current_work_stream"]
 
 
+@needs_torch
 def test_exchange_torch_to_godlpack(probe):
     x = torch.arange(12, dtype=torch.float64).reshape(3, 4)[:, 1::2]
     base = live()
@@ -491,6 +504,7 @@ def test_exchange_torch_to_godlpack(probe):
     assert settle(base) == base
 
 
+@needs_torch
 def test_exchange_godlpack_to_torch(probe):
     g = godlpack.arange(6.0)
     base = live()
@@ -527,6 +541,7 @@ def test_exchange_read_only_survives(probe):
     assert h.readonly
 
 
+@needs_torch
 def test_exchange_from_py_wrong_type(probe):
     with pytest.raises(TypeError):
         probe.exchange_managed(np.arange(3.0), godlpack.Tensor)
@@ -534,6 +549,7 @@ def test_exchange_from_py_wrong_type(probe):
         probe.exchange_dltensor(torch.zeros(2), godlpack.Tensor)
 
 
+@needs_torch
 def test_exchange_to_py_steals_on_failure(probe):
     g = godlpack.arange(3.0)
     base = live()
@@ -545,6 +561,7 @@ def test_exchange_to_py_steals_on_failure(probe):
         probe.exchange_to_py_bad_version(x, torch.Tensor, godlpack.Tensor)
 
 
+@needs_torch
 def test_exchange_dltensor(probe):
     g = godlpack.arange(12.0)
     d = probe.exchange_dltensor(g, godlpack.Tensor)
@@ -563,6 +580,7 @@ def test_exchange_dltensor(probe):
         assert d["data"] == x.data_ptr() and d["shape"] == (2, 3) and d["dtype"] == (2, 32, 1)
 
 
+@needs_torch
 def test_exchange_current_work_stream(probe):
     assert probe.exchange_stream(godlpack.Tensor, 1, 0) == 0
     assert probe.exchange_stream(godlpack.Tensor, 2, 0) == 0
@@ -590,6 +608,7 @@ def test_exchange_allocator_cpu(probe, shape, dtype):
     assert settle(base) == base
 
 
+@needs_torch
 def test_exchange_allocator_to_torch(probe):
     base = live()
     r = probe.exchange_alloc(godlpack.Tensor, torch.Tensor, (4, 2), (2, 32, 1), (1, 0))
@@ -625,12 +644,12 @@ def test_exchange_allocator_errors(probe):
 # --- godlpack.from_dlpack / torch.from_dlpack through the exchange API -------------------------
 
 
-class _NoDunder(torch.Tensor):
+class _NoDunder(torch.Tensor if torch is not None else object):
     """A torch tensor whose __dlpack__ is broken: only the exchange API works.
     It names torch's table as its own (an override of __dlpack__ alone makes
     from_dlpack call the override: tests/test_exchange_torch.py)."""
 
-    __dlpack_c_exchange_api__ = torch.Tensor.__dlpack_c_exchange_api__
+    __dlpack_c_exchange_api__ = torch.Tensor.__dlpack_c_exchange_api__ if torch is not None else None
 
     def __dlpack__(self, *args, **kwargs):
         raise RuntimeError("__dlpack__ must not be called")
@@ -640,6 +659,7 @@ class _NoExchange(_NoDunder):
     __dlpack_c_exchange_api__ = None
 
 
+@needs_torch
 def test_from_dlpack_uses_torch_exchange_api():
     x = torch.arange(8, dtype=torch.float64).reshape(2, 4)
     base = live()
@@ -656,6 +676,7 @@ def test_from_dlpack_uses_torch_exchange_api():
         godlpack.from_dlpack(x.as_subclass(_NoExchange))
 
 
+@needs_torch
 def test_from_dlpack_torch_plain():
     x = torch.arange(5, dtype=torch.int32)
     g = godlpack.from_dlpack(x)
@@ -663,6 +684,7 @@ def test_from_dlpack_torch_plain():
     assert g.data_ptr == x.data_ptr()
 
 
+@needs_torch
 def test_from_dlpack_torch_read_only_wrapper():
     from torch.utils.dlpack import ReadOnlyTensorWrapper
 
@@ -672,6 +694,7 @@ def test_from_dlpack_torch_read_only_wrapper():
     assert g.data_ptr == x.data_ptr()
 
 
+@needs_torch
 def test_torch_from_dlpack_godlpack_tensor():
     g = godlpack.arange(7.0)
     base = live()

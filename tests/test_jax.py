@@ -13,7 +13,7 @@ from dtypes import JAX_DTYPES
 from conftest import live
 from ctypes_producer import CtypesProducer
 
-import jax  # noqa: E402
+jax = pytest.importorskip("jax", reason="optional peer jax not installed")
 import jax.dlpack  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
@@ -155,7 +155,7 @@ def test_noncontiguous_godlpack_into_jax_values():
 
 
 def test_jax_to_torch_through_godlpack():
-    import torch
+    torch = pytest.importorskip("torch", reason="optional peer torch not installed")
 
     x = jnp.arange(6, dtype=jnp.int32)
     g = godlpack.from_dlpack(x)

@@ -10,6 +10,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+pytest.importorskip("torch", reason="optional peer torch not installed (bench/soak.py exchanges with PyTorch)")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

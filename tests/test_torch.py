@@ -11,7 +11,7 @@ import godlpack
 from conftest import back_to, cupy_gpu, live, torch_cuda
 from ctypes_producer import CtypesProducer, capsule_name
 
-import torch  # noqa: E402
+torch = pytest.importorskip("torch", reason="optional peer torch not installed")
 
 TORCH_DTYPES = {
     "bool": torch.bool,

@@ -5,6 +5,7 @@ package pyembed
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../include
+#include "../../capsule/need_python.h"
 #include <Python.h>
 #include <stdlib.h>
 #include "godlpack/dlpack.h"

@@ -1,0 +1,11 @@
+/* Included before <Python.h> by the CPython-linked Go packages (capsule,
+ * pyext, internal/pyembed): a plain `go build ./...` / `go test ./...` without
+ * CPython's headers stops here with what to do instead of "file not found". */
+#ifndef GODLPACK_NEED_PYTHON_H
+#define GODLPACK_NEED_PYTHON_H
+#if defined(__has_include)
+#if !__has_include(<Python.h>)
+#error "Python.h not found: use `make gotest` (it sets CGO_CFLAGS/CGO_LDFLAGS), or export CGO_CFLAGS=\"$(python3-config --includes)\" CGO_LDFLAGS=\"$(python3-config --ldflags --embed)\", or build with -tags godlpack_pkgconfig (pkg-config python3-embed)"
+#endif
+#endif
+#endif

@@ -1,0 +1,10 @@
+//go:build godlpack_pkgconfig
+
+package capsule
+
+// With -tags godlpack_pkgconfig, cgo asks pkg-config for CPython's flags
+// instead of the CGO_CFLAGS that `make gotest` sets (headers only: the
+// extension never links libpython; internal/pyembed links it).
+
+// #cgo pkg-config: python3
+import "C"
