@@ -188,11 +188,13 @@ def cells_main(sizes):
                 continue
             for fn in ("sum", "sum_nogil", "touch", "ndim"):
                 cells.append(Cell((lib, fn), n, getattr(m, fn), x))
-        cells += [Cell(("godlpack", "raw_dl_sum"), n, gosum.raw_dl_sum, x),
+        cells += [Cell(("godlpack", fn), n, getattr(gosum, fn), x)
+                  for fn in ("raw_dl_sum", "raw_dl0_sum", "raw_dlv_sum", "raw_dlrs_sum", "raw_dlrc_sum", "raw_dlr_sum")]
+        cells += [
                   Cell(("godlpack", "raw_buf_sum"), n, gosum.raw_buf_sum, x),
                   Cell(("numpy", "x.__dlpack__"), n, lambda x: x.__dlpack__(max_version=(1, 0)), x)]
     for c in cells:  # every probe computes the right thing before it is timed
-        if c.key[1] in ("sum", "sum_nogil", "raw_dl_sum", "raw_buf_sum"):
+        if "sum" in c.key[1]:
             assert c.f(c.arg) == float(c.size), c.key
     return cells
 
@@ -229,7 +231,10 @@ LABELS = {
     "sum": "sum(x) -> float", "sum_nogil": "sum(x), GIL released", "touch": "touch(x) -> None ([]float64 arg)",
     "ndim": "ndim(x) -> int (Tensor arg)", "noop": "noop()", "fid": "fid(1.0) -> float",
     "raw_c_noop": "C METH_NOARGS, no Go (floor)", "raw_go_noop": "C + 1 cgo call to empty Go func",
-    "raw_dl_sum": "C __dlpack__ + 1 cgo sum + deleter", "raw_buf_sum": "C buffer protocol + 1 cgo sum",
+    "raw_dl_sum": "C __dlpack__(max_version) + cgo sum + del",
+    "raw_dl0_sum": "  same, legacy __dlpack__() (nanobind ro)", "raw_dlv_sum": "  + Go ValidateVersioned again",
+    "raw_dlrs_sum": "  + reflect slice (ArrayOf/NewAt/Convert)", "raw_dlrc_sum": "  + reflect.Call (plain slice)",
+    "raw_dlr_sum": "  + both (as pyext)", "raw_buf_sum": "C buffer protocol + 1 cgo sum",
     "x.__dlpack__": "x.__dlpack__(max_version) alone", "slice sum": "SumSlice(go.Slice_float64(x))",
     "gopydl sum": "Sum(gopydl.to_go(x))",
 }
@@ -257,7 +262,10 @@ def table(rows, gopy_rows, gopy_note):
             lines.append(f"{LABELS[fn]:38s} {n or '':>8} {cell(g):>30s} {cell(b):>30s} {ratio:>6s}")
     lines += ["", "breakdown probes (same process)", ""]
     for lib, fn, szs in (("python", "raw_c_noop", [0]), ("godlpack", "raw_go_noop", [0]),
-                         ("godlpack", "raw_dl_sum", sizes), ("godlpack", "raw_buf_sum", sizes),
+                         ("godlpack", "raw_dl_sum", sizes), ("godlpack", "raw_dl0_sum", sizes),
+                         ("godlpack", "raw_dlv_sum", sizes), ("godlpack", "raw_dlrs_sum", sizes),
+                         ("godlpack", "raw_dlrc_sum", sizes), ("godlpack", "raw_dlr_sum", sizes),
+                         ("godlpack", "raw_buf_sum", sizes),
                          ("numpy", "x.__dlpack__", sizes)):
         for n in szs:
             r = idx.get((lib, fn, n))

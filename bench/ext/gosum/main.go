@@ -13,9 +13,11 @@ int gosum_add_raw(PyObject* m);
 import "C"
 
 import (
+	"reflect"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/consumer"
 	"github.com/godlpack/godlpack/pyext"
 )
 
@@ -49,6 +51,47 @@ func gosumSum(p *C.double, n C.longlong) C.double {
 		return 0
 	}
 	return C.double(sum(unsafe.Slice((*float64)(unsafe.Pointer(p)), int(n))))
+}
+
+// gosumValidateSum is gosumSum after the Go-side validation pyext repeats
+// (consumer.ValidateVersioned: a Go->C check, shape and strides copied).
+//
+//export gosumValidateSum
+func gosumValidateSum(m unsafe.Pointer) C.double {
+	t, err := consumer.ValidateVersioned((*godlpack.DLManagedTensorVersioned)(m))
+	if err != nil || t.Data == nil {
+		return 0
+	}
+	n, _ := t.NumElements()
+	return C.double(sum(unsafe.Slice((*float64)(unsafe.Add(t.Data, t.ByteOffset)), int(n))))
+}
+
+var sumValue = reflect.ValueOf(sum)
+
+// gosumReflectSum adds pyext's reflection to gosumValidateSum: how says
+// which half. 0: the slice made by reflect.ArrayOf/NewAt/Convert and the call
+// by reflect.Value.Call (as pyext); 1: that slice, called directly; 2: a
+// plain slice, called by reflect.Value.Call.
+//
+//export gosumReflectSum
+func gosumReflectSum(m unsafe.Pointer, how C.int) C.double {
+	t, err := consumer.ValidateVersioned((*godlpack.DLManagedTensorVersioned)(m))
+	if err != nil || t.Data == nil {
+		return 0
+	}
+	n, _ := t.NumElements()
+	p := unsafe.Add(t.Data, t.ByteOffset)
+	var x reflect.Value
+	if how == 2 {
+		x = reflect.ValueOf(unsafe.Slice((*float64)(p), int(n)))
+	} else {
+		st := reflect.TypeFor[[]float64]()
+		x = reflect.NewAt(reflect.ArrayOf(int(n), st.Elem()), p).Elem().Slice(0, int(n)).Convert(st)
+	}
+	if how == 1 {
+		return C.double(sum(x.Interface().([]float64)))
+	}
+	return C.double(sumValue.Call([]reflect.Value{x})[0].Float())
 }
 
 //export PyInit_gosum
