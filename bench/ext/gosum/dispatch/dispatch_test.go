@@ -7,6 +7,7 @@ package dispatch
 
 import (
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 	"unsafe"
@@ -67,6 +68,21 @@ func BenchmarkSliceArrayOf(b *testing.B) {
 			}
 		})
 	}
+}
+
+// ArrayOfGrowth: the heap that stays after reflect.ArrayOf has made a type
+// for each of b.N new lengths (they are cached for the process's lifetime).
+func BenchmarkArrayOfGrowth(b *testing.B) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	elem := reflect.TypeFor[float64]()
+	for i := range b.N {
+		_ = reflect.ArrayOf(10_000_000+i, elem)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(b.N), "retained-B/length")
 }
 
 // SliceAt: reflect.SliceAt (Go 1.23), no array type made.
