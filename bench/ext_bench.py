@@ -244,7 +244,7 @@ def fmt_ns(v):
     return f"{v / 1e6:.2f} ms" if v >= 1e6 else f"{v / 1e3:.2f} us" if v >= 1e4 else f"{v:.0f} ns"
 
 
-def table(rows, gopy_rows, gopy_note):
+def table(rows, gopy_rows, gopy_note, rounds):
     idx = {(r["lib"], r["fn"], r["size"]): r for r in rows}
     sizes = sorted({r["size"] for r in rows if r["size"]})
     lines = ["per call, median [p25-p75]; ratio = godlpack / nanobind (medians)", ""]
@@ -285,16 +285,12 @@ def table(rows, gopy_rows, gopy_note):
             for n in sizes:
                 g, b = gi.get(("gopy", fn, n)), gi.get(("nanobind", "sum", n))
                 ratio = f"{g['median'] / b['median']:.1f}" if g and b else "-"
-                note = f" (n={g['n']})" if g and g["n"] < args_rounds else ""
+                note = f" (n={g['n']})" if g and g["n"] < rounds else ""
                 lines.append(f"{LABELS[fn]:38s} {n:>8} {cell(g):>34s} {cell(b):>30s} {ratio:>8s}{note}")
     return "\n".join(lines)
 
 
-args_rounds = 0
-
-
 def main():
-    global args_rounds
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=41)
     p.add_argument("--slow-rounds", type=int, default=5, help="rounds for cells slower than 20 ms a call")
@@ -303,7 +299,6 @@ def main():
     p.add_argument("--no-gopy", action="store_true")
     p.add_argument("--child", choices=["gopy"], help=argparse.SUPPRESS)
     args = p.parse_args()
-    args_rounds = args.rounds
     if args.child:
         json.dump(measure(args.child, args), sys.stdout)
         return
@@ -329,7 +324,7 @@ def main():
         except Exception as e:  # noqa: BLE001
             gopy_note = str(e).strip().splitlines()[-1] if str(e).strip() else repr(e)
     rows = measure("main", args)
-    text = table(rows, gopy_rows, gopy_note)
+    text = table(rows, gopy_rows, gopy_note, args.rounds)
     print(text)
     import numpy as np
     try:
