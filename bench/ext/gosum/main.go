@@ -1,0 +1,106 @@
+// Command gosum is the Go side of bench/ext_bench.py: sum of a float64 array
+// defined with pyext (the path extension authors use), plus variants that
+// split its per-call cost (no argument, a float, an array without a result,
+// a godlpack.Tensor) and hand-written C entry points (raw.c) that call Go
+// directly, as floors for the pyext dispatch.
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../../include -O2
+#include <Python.h>
+int gosum_add_raw(PyObject* m);
+*/
+import "C"
+
+import (
+	"reflect"
+	"unsafe"
+
+	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/consumer"
+	"github.com/godlpack/godlpack/pyext"
+)
+
+var module = pyext.NewModule("gosum", "Per-call cost probes for bench/ext_bench.py.").
+	Def("sum", sum, "sum(x): the sum of a float64 array.", pyext.ReadOnlyArgs).
+	Def("sum_nogil", sum, "sum(x) without the GIL.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
+	Def("noop", noop, "noop(): nothing.").
+	Def("fid", fid, "fid(a): a.").
+	Def("touch", touch, "touch(x): takes a float64 array, returns None.", pyext.ReadOnlyArgs).
+	Def("ndim", ndim, "ndim(t): the number of dimensions of any array (a godlpack.Tensor).", pyext.ReadOnlyArgs)
+
+func sum(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s
+}
+
+func noop()                      {}
+func fid(a float64) float64      { return a }
+func touch(x []float64)          {}
+func ndim(t godlpack.Tensor) int { return len(t.Shape) }
+
+//export gosumNoop
+func gosumNoop() {}
+
+//export gosumSum
+func gosumSum(p *C.double, n C.longlong) C.double {
+	if n == 0 {
+		return 0
+	}
+	return C.double(sum(unsafe.Slice((*float64)(unsafe.Pointer(p)), int(n))))
+}
+
+// gosumValidateSum is gosumSum after the Go-side validation pyext repeats
+// (consumer.ValidateVersioned: a Go->C check, shape and strides copied).
+//
+//export gosumValidateSum
+func gosumValidateSum(m unsafe.Pointer) C.double {
+	t, err := consumer.ValidateVersioned((*godlpack.DLManagedTensorVersioned)(m))
+	if err != nil || t.Data == nil {
+		return 0
+	}
+	n, _ := t.NumElements()
+	return C.double(sum(unsafe.Slice((*float64)(unsafe.Add(t.Data, t.ByteOffset)), int(n))))
+}
+
+var sumValue = reflect.ValueOf(sum)
+
+// gosumReflectSum adds pyext's reflection to gosumValidateSum: how says
+// which half. 0: the slice made by reflect.ArrayOf/NewAt/Convert and the call
+// by reflect.Value.Call (as pyext); 1: that slice, called directly; 2: a
+// plain slice, called by reflect.Value.Call.
+//
+//export gosumReflectSum
+func gosumReflectSum(m unsafe.Pointer, how C.int) C.double {
+	t, err := consumer.ValidateVersioned((*godlpack.DLManagedTensorVersioned)(m))
+	if err != nil || t.Data == nil {
+		return 0
+	}
+	n, _ := t.NumElements()
+	p := unsafe.Add(t.Data, t.ByteOffset)
+	var x reflect.Value
+	if how == 2 {
+		x = reflect.ValueOf(unsafe.Slice((*float64)(p), int(n)))
+	} else {
+		st := reflect.TypeFor[[]float64]()
+		x = reflect.NewAt(reflect.ArrayOf(int(n), st.Elem()), p).Elem().Slice(0, int(n)).Convert(st)
+	}
+	if how == 1 {
+		return C.double(sum(x.Interface().([]float64)))
+	}
+	return C.double(sumValue.Call([]reflect.Value{x})[0].Float())
+}
+
+//export PyInit_gosum
+func PyInit_gosum() unsafe.Pointer {
+	m := module.Init()
+	if m != nil && C.gosum_add_raw((*C.PyObject)(m)) < 0 {
+		return nil
+	}
+	return m
+}
+
+func main() {}

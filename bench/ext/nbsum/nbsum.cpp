@@ -1,0 +1,24 @@
+// The nanobind side of bench/ext_bench.py: the same functions as
+// bench/ext/gosum, with nb::ndarray (read-only float64, C-contiguous, CPU,
+// any shape) in place of a Go []float64.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+namespace nb = nanobind;
+using Array = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
+
+static double sum(Array x) {
+  const double* p = x.data();
+  double s = 0;
+  for (size_t i = 0, n = x.size(); i < n; i++) s += p[i];
+  return s;
+}
+
+NB_MODULE(nbsum, m) {
+  m.def("sum", &sum, "sum(x): the sum of a float64 array.");
+  m.def("sum_nogil", &sum, nb::call_guard<nb::gil_scoped_release>(), "sum(x) without the GIL.");
+  m.def("noop", []() {}, "noop(): nothing.");
+  m.def("fid", [](double a) { return a; }, "fid(a): a.");
+  m.def("touch", [](Array) {}, "touch(x): takes a float64 array, returns None.");
+  m.def("ndim", [](nb::ndarray<nb::ro> t) { return t.ndim(); }, "ndim(t): the number of dimensions of any array.");
+}

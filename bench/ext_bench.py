@@ -1,0 +1,346 @@
+"""Per-call cost of a Go extension function (package pyext) next to nanobind
+and gopy: sum(x) of one NumPy float64 array returning a float, at 1, 1K and
+1M elements (`make bench-ext`).
+
+    python bench/ext_bench.py [--rounds 41] [--sizes 1,1000,1000000] [--no-gopy]
+
+Builds the probes first (bench/ext/: gosum with tools/godlpack_build.py,
+nbsum from nanobind's sources with $CXX, gopysum with the gopy pinned in
+examples/gopy/tools), into bench/out/. godlpack and nanobind run in this
+process: every (function, size) cell is calibrated to about --cell-ms per
+batch, then all cells are timed in --rounds rounds, each in a fresh random
+order, so load and drift hit all alike; the table gives the median and IQR
+(p25-p75) per call in ns and the ratio godlpack/nanobind of the medians.
+gopy runs in a child process (a gopy module is a second Go runtime, which
+the one-runtime rule keeps out of godlpack's process) with nanobind's sum
+again as its in-process reference. Samples and the table go to
+bench/out/ext_bench.json and bench/out/ext_bench.txt.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXT = os.path.join(ROOT, "bench", "ext")
+OUT = os.path.join(ROOT, "bench", "out")
+SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
+GOPY_BUILD = os.path.join(EXT, "gopysum", "build")  # inside its Go module, as gopy needs
+
+
+# ---- building the probes ---------------------------------------------------
+
+def _newest(*dirs):
+    t = 0.0
+    for d in dirs:
+        for base, _, files in os.walk(d):
+            if "/build" in base[len(d):]:
+                continue
+            for f in files:
+                t = max(t, os.path.getmtime(os.path.join(base, f)))
+    return t
+
+
+def _stale(target, *sources):
+    return not os.path.exists(target) or os.path.getmtime(target) < _newest(*sources)
+
+
+def _run(cmd, cwd, env=None):
+    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{(r.stdout + r.stderr)[-2000:]}")
+
+
+def build_gosum():
+    so = os.path.join(OUT, "gosum" + SUFFIX)
+    if _stale(so, os.path.join(EXT, "gosum"), os.path.join(ROOT, "pyext"), os.path.join(ROOT, "core")):
+        _run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), so, "."],
+             cwd=os.path.join(EXT, "gosum"))
+
+
+def build_nbsum():
+    import nanobind  # pip install nanobind
+
+    nb = os.path.dirname(nanobind.__file__)
+    so = os.path.join(OUT, "nbsum" + SUFFIX)
+    src = os.path.join(EXT, "nbsum", "nbsum.cpp")
+    if os.path.exists(so) and os.path.getmtime(so) >= max(os.path.getmtime(src), os.path.getmtime(nanobind.__file__)):
+        return
+    # nanobind without CMake: its whole library is one translation unit.
+    cxx = os.environ.get("CXX") or shutil.which("c++") or "g++"
+    _run([cxx, "-std=c++17", "-O2", "-DNDEBUG", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-strict-aliasing",
+          "-I" + nanobind.include_dir(), "-I" + os.path.join(nb, "ext", "robin_map", "include"),
+          "-I" + sysconfig.get_paths()["include"],
+          os.path.join(nanobind.source_dir(), "nb_combined.cpp"), src, "-o", so], cwd=OUT)
+
+
+def build_gopysum():
+    """gopy and goimports from examples/gopy/tools (its pinned versions)."""
+    out = os.path.join(GOPY_BUILD, "gopysum")
+    if not _stale(os.path.join(out, "gopysum.py"), os.path.join(EXT, "gopysum"), os.path.join(ROOT, "gopydl")):
+        return
+    try:
+        import pybindgen  # noqa: F401  gopy's generator
+    except ImportError:
+        _run([sys.executable, "-m", "pip", "install", "-q", "pybindgen"], cwd=ROOT)
+    tools = os.path.join(ROOT, "examples", "gopy", "tools")
+    bindir = os.path.join(ROOT, "examples", "gopy", ".bin")  # examples/gopy/build.sh's, when built
+    if not all(os.access(os.path.join(bindir, t), os.X_OK) for t in ("gopy", "goimports")):
+        bindir = os.path.join(OUT, ".bin")
+        for name, pkg in (("gopy", "github.com/go-python/gopy"), ("goimports", "golang.org/x/tools/cmd/goimports")):
+            if not os.access(os.path.join(bindir, name), os.X_OK):
+                _run(["go", "build", "-o", os.path.join(bindir, name), pkg], cwd=tools)
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"])
+    env.setdefault("GOFLAGS", "-buildvcs=false")
+    shutil.rmtree(out, ignore_errors=True)
+    _run(["gopy", "build", "-vm=" + sys.executable, "-output=" + out, "-name=gopysum", "./gopysum"],
+         cwd=os.path.join(EXT, "gopysum"), env=env)
+    open(os.path.join(out, "__init__.py"), "w").close()
+    shutil.copy(os.path.join(ROOT, "gopydl", "python", "gopydl.py"), out)
+
+
+# ---- timing ----------------------------------------------------------------
+
+def _loop0(f, n):
+    t0 = time.perf_counter_ns()
+    for _ in itertools.repeat(None, n):
+        f()
+    return time.perf_counter_ns() - t0
+
+
+def _loop1(f, a, n):
+    t0 = time.perf_counter_ns()
+    for _ in itertools.repeat(None, n):
+        f(a)
+    return time.perf_counter_ns() - t0
+
+
+class Cell:
+    def __init__(self, key, size, f, arg=None, nargs=1):
+        self.key, self.size, self.f, self.arg, self.nargs = key, size, f, arg, nargs
+        self.n, self.samples = 1, []
+
+    def batch(self, n):
+        return _loop0(self.f, n) if self.nargs == 0 else _loop1(self.f, self.arg, n)
+
+    def calibrate(self, cell_ns):
+        self.batch(1)  # warm-up
+        n = 1
+        while True:
+            t = self.batch(n)
+            if t >= cell_ns / 4 or n >= 1 << 24:
+                break
+            n *= 4
+        self.n = max(1, int(n * cell_ns / max(t, 1)))
+        self.per_call = t / n
+
+    def run(self):
+        self.samples.append(self.batch(self.n) / self.n)
+
+
+def timed_rounds(cells, rounds, cell_ms, slow_ms, slow_rounds):
+    for c in cells:
+        c.calibrate(cell_ms * 1e6)
+    for r in range(rounds):
+        order = list(cells)
+        random.shuffle(order)
+        for c in order:
+            if r < slow_rounds or c.per_call < slow_ms * 1e6:  # very slow cells: a few rounds
+                c.run()
+
+
+def stats(samples):
+    q = statistics.quantiles(samples, n=4) if len(samples) > 1 else [samples[0]] * 3
+    return {"median": statistics.median(samples), "p25": q[0], "p75": q[2], "n": len(samples)}
+
+
+# ---- the two processes -----------------------------------------------------
+
+def cells_main(sizes):
+    import numpy as np
+
+    import gosum
+    cells = [Cell(("python", "raw_c_noop"), 0, gosum.raw_c_noop, nargs=0)]
+    try:
+        import nbsum
+    except ImportError as e:
+        nbsum = None
+        print(f"nanobind rows unavailable: {e}", file=sys.stderr)
+    for lib, m in (("godlpack", gosum), ("nanobind", nbsum)):
+        if m is None:
+            continue
+        cells += [Cell((lib, "noop"), 0, m.noop, nargs=0), Cell((lib, "fid"), 0, m.fid, 1.0)]
+    cells.append(Cell(("godlpack", "raw_go_noop"), 0, gosum.raw_go_noop, nargs=0))
+    for n in sizes:
+        x = np.ones(n, np.float64)
+        for lib, m in (("godlpack", gosum), ("nanobind", nbsum)):
+            if m is None:
+                continue
+            for fn in ("sum", "sum_nogil", "touch", "ndim"):
+                cells.append(Cell((lib, fn), n, getattr(m, fn), x))
+        cells += [Cell(("godlpack", fn), n, getattr(gosum, fn), x)
+                  for fn in ("raw_dl_sum", "raw_dl0_sum", "raw_dlv_sum", "raw_dlrs_sum", "raw_dlrc_sum", "raw_dlr_sum")]
+        cells += [
+                  Cell(("godlpack", "raw_buf_sum"), n, gosum.raw_buf_sum, x),
+                  Cell(("numpy", "x.__dlpack__"), n, lambda x: x.__dlpack__(max_version=(1, 0)), x)]
+    for c in cells:  # every probe computes the right thing before it is timed
+        if "sum" in c.key[1]:
+            assert c.f(c.arg) == float(c.size), c.key
+    return cells
+
+
+def cells_gopy(sizes):
+    import numpy as np
+
+    import nbsum
+    sys.path.insert(0, GOPY_BUILD)
+    from gopysum import go, gopydl, gopysum
+    slice_sum = lambda x: gopysum.SumSlice(go.Slice_float64(x))  # noqa: E731
+    dl_sum = lambda x: gopysum.Sum(gopydl.to_go(x))  # noqa: E731
+    cells = []
+    for n in sizes:
+        x = np.ones(n, np.float64)
+        cells += [Cell(("nanobind", "sum"), n, nbsum.sum, x), Cell(("gopy", "slice sum"), n, slice_sum, x),
+                  Cell(("gopy", "gopydl sum"), n, dl_sum, x)]
+    for c in cells:
+        assert c.f(c.arg) == float(c.size), c.key
+    return cells
+
+
+def measure(which, args):
+    sys.path.insert(0, OUT)
+    cells = cells_main(args.sizes) if which == "main" else cells_gopy(args.sizes)
+    timed_rounds(cells, args.rounds, args.cell_ms, slow_ms=20, slow_rounds=args.slow_rounds)
+    return [{"lib": c.key[0], "fn": c.key[1], "size": c.size, **stats(c.samples), "samples": c.samples}
+            for c in cells]
+
+
+# ---- the table ---------------------------------------------------------------
+
+LABELS = {
+    "sum": "sum(x) -> float", "sum_nogil": "sum(x), GIL released", "touch": "touch(x) -> None ([]float64 arg)",
+    "ndim": "ndim(x) -> int (Tensor arg)", "noop": "noop()", "fid": "fid(1.0) -> float",
+    "raw_c_noop": "C METH_NOARGS, no Go (floor)", "raw_go_noop": "C + 1 cgo call to empty Go func",
+    "raw_dl_sum": "C __dlpack__(max_version) + cgo sum + del",
+    "raw_dl0_sum": "  same, legacy __dlpack__() (nanobind ro)", "raw_dlv_sum": "  + Go ValidateVersioned again",
+    "raw_dlrs_sum": "  + reflect slice (ArrayOf/NewAt/Convert)", "raw_dlrc_sum": "  + reflect.Call (plain slice)",
+    "raw_dlr_sum": "  + both (as pyext)", "raw_buf_sum": "C buffer protocol + 1 cgo sum",
+    "x.__dlpack__": "x.__dlpack__(max_version) alone", "slice sum": "SumSlice(go.Slice_float64(x))",
+    "gopydl sum": "Sum(gopydl.to_go(x))",
+}
+
+
+def fmt_ns(v):
+    return f"{v / 1e6:.2f} ms" if v >= 1e6 else f"{v / 1e3:.2f} us" if v >= 1e4 else f"{v:.0f} ns"
+
+
+def table(rows, gopy_rows, gopy_note, rounds):
+    idx = {(r["lib"], r["fn"], r["size"]): r for r in rows}
+    sizes = sorted({r["size"] for r in rows if r["size"]})
+    lines = ["per call, median [p25-p75]; ratio = godlpack / nanobind (medians)", ""]
+    head = f"{'function':38s} {'size':>8s} {'godlpack (pyext)':>30s} {'nanobind':>30s} {'ratio':>6s}"
+    lines += [head, "-" * len(head)]
+
+    def cell(r):
+        return f"{fmt_ns(r['median'])} [{fmt_ns(r['p25'])}-{fmt_ns(r['p75'])}]" if r else "-"
+
+    for fn, szs in (("noop", [0]), ("fid", [0]), ("sum", sizes), ("sum_nogil", sizes), ("touch", sizes),
+                    ("ndim", sizes)):
+        for n in szs:
+            g, b = idx.get(("godlpack", fn, n)), idx.get(("nanobind", fn, n))
+            ratio = f"{g['median'] / b['median']:.2f}" if g and b else "-"
+            lines.append(f"{LABELS[fn]:38s} {n or '':>8} {cell(g):>30s} {cell(b):>30s} {ratio:>6s}")
+    lines += ["", "breakdown probes (same process)", ""]
+    for lib, fn, szs in (("python", "raw_c_noop", [0]), ("godlpack", "raw_go_noop", [0]),
+                         ("godlpack", "raw_dl_sum", sizes), ("godlpack", "raw_dl0_sum", sizes),
+                         ("godlpack", "raw_dlv_sum", sizes), ("godlpack", "raw_dlrs_sum", sizes),
+                         ("godlpack", "raw_dlrc_sum", sizes), ("godlpack", "raw_dlr_sum", sizes),
+                         ("godlpack", "raw_buf_sum", sizes),
+                         ("numpy", "x.__dlpack__", sizes)):
+        for n in szs:
+            r = idx.get((lib, fn, n))
+            lines.append(f"{LABELS[fn]:38s} {n or '':>8} {cell(r):>30s}")
+    for lib in ("godlpack", "nanobind"):
+        t = [idx[(lib, "touch", n)]["median"] for n in sizes if (lib, "touch", n) in idx]
+        if t:
+            lines.append(f"flatness of {lib} touch(x) over sizes (max/min of medians): {max(t) / min(t):.2f}")
+    lines += ["", "gopy (child process; nanobind sum again as the in-process reference)", ""]
+    if gopy_rows is None:
+        lines.append(f"unavailable: {gopy_note}")
+    else:
+        gi = {(r["lib"], r["fn"], r["size"]): r for r in gopy_rows}
+        head = f"{'function':38s} {'size':>8s} {'gopy':>34s} {'nanobind sum':>30s} {'ratio':>8s}"
+        lines += [head, "-" * len(head)]
+        for fn in ("slice sum", "gopydl sum"):
+            for n in sizes:
+                g, b = gi.get(("gopy", fn, n)), gi.get(("nanobind", "sum", n))
+                ratio = f"{g['median'] / b['median']:.1f}" if g and b else "-"
+                note = f" (n={g['n']})" if g and g["n"] < rounds else ""
+                lines.append(f"{LABELS[fn]:38s} {n:>8} {cell(g):>34s} {cell(b):>30s} {ratio:>8s}{note}")
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=41)
+    p.add_argument("--slow-rounds", type=int, default=5, help="rounds for cells slower than 20 ms a call")
+    p.add_argument("--cell-ms", type=float, default=2.0, help="time per cell per round")
+    p.add_argument("--sizes", default="1,1000,1000000", type=lambda s: [int(v) for v in s.split(",")])
+    p.add_argument("--no-gopy", action="store_true")
+    p.add_argument("--child", choices=["gopy"], help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        json.dump(measure(args.child, args), sys.stdout)
+        return
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, ".gitignore"), "w") as f:
+        f.write("*\n")  # results and probes: never committed
+    build_gosum()
+    try:
+        build_nbsum()
+    except Exception as e:  # noqa: BLE001  reported as unavailable rows
+        print(f"nanobind probe not built: {e}", file=sys.stderr)
+    gopy_rows, gopy_note = None, "--no-gopy"
+    if not args.no_gopy:
+        try:
+            build_gopysum()
+            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", "gopy",
+                                "--rounds", str(args.rounds), "--slow-rounds", str(args.slow_rounds),
+                                "--cell-ms", str(args.cell_ms), "--sizes", ",".join(map(str, args.sizes))],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(r.stderr[-2000:])
+            gopy_rows = json.loads(r.stdout)
+        except Exception as e:  # noqa: BLE001
+            gopy_note = str(e).strip().splitlines()[-1] if str(e).strip() else repr(e)
+    rows = measure("main", args)
+    text = table(rows, gopy_rows, gopy_note, args.rounds)
+    print(text)
+    import numpy as np
+    try:
+        import nanobind
+        nbv = nanobind.__version__
+    except ImportError:
+        nbv = None
+    meta = {"python": sys.version, "numpy": np.__version__, "nanobind": nbv, "machine": platform.machine(),
+            "cpus": os.cpu_count(), "loadavg": os.getloadavg(), "rounds": args.rounds, "cell_ms": args.cell_ms,
+            "go": subprocess.run(["go", "version"], capture_output=True, text=True).stdout.strip()}
+    with open(os.path.join(OUT, "ext_bench.json"), "w") as f:
+        json.dump({"meta": meta, "main": rows, "gopy": gopy_rows, "gopy_note": gopy_note}, f)
+    with open(os.path.join(OUT, "ext_bench.txt"), "w") as f:
+        f.write(text + "\n")
+    print(f"\nwrote {os.path.relpath(OUT, ROOT)}/ext_bench.json and ext_bench.txt (load average {meta['loadavg'][0]:.1f})")
+
+
+if __name__ == "__main__":
+    main()
