@@ -24,12 +24,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXT = "pyext/godlpack/_godlpack" + sysconfig.get_config_var("EXT_SUFFIX")
 
 # Test sets (paths relative to the tree).
-IMPORT = ["tests/test_from_dlpack.py", "tests/test_malformed.py"]
-EXPORT = ["tests/test_export.py"]
+INVARIANTS = ["tests/test_invariants.py"]
+IMPORT = ["tests/test_from_dlpack.py", "tests/test_malformed.py"] + INVARIANTS
+EXPORT = ["tests/test_export.py"] + INVARIANTS
 HOSTILE = ["tests/test_hostile.py"]
-MEMORY = ["tests/test_memory.py"]
-BUFFER = ["tests/test_api.py"]
-GO_VALIDATE = [("./consumer", "Validate|Check|Fuzz")]
+MEMORY = INVARIANTS + ["tests/test_memory.py"]
+BUFFER = INVARIANTS + ["tests/test_api.py"]
+GO_VALIDATE = [("./consumer", ".")]
 
 
 @dataclasses.dataclass
