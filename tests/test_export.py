@@ -168,23 +168,59 @@ def _cuda_driver() -> bool:
     return bool(status is not None and status()[0])
 
 
-@pytest.mark.parametrize("dev", [(2, 0), (13, 0)])
-def test_dl_device_gpu_from_cpu(t, dev):
-    """A CPU tensor can reach a GPU only through a copy: never with
-    copy=False, and without a CUDA driver not at all."""
-    base = live()
+def _check_gpu_from_cpu(t, dev) -> None:
+    """With a CUDA driver: a host-to-device copy, never with copy=False."""
     with pytest.raises(BufferError):
         t.__dlpack__(max_version=(1, 3), dl_device=dev, copy=False)
-    if not _cuda_driver():
-        with pytest.raises(BufferError):
+    if dev[0] == 13:  # copies go to CUDA device memory only, not to managed memory
+        with pytest.raises(BufferError, match=r"to device \(13, 0\)"):
             t.__dlpack__(max_version=(1, 3), dl_device=dev)
-        assert back_to(base)
         return
-    cap = t.__dlpack__(max_version=(1, 3), dl_device=dev)  # a host-to-device copy
+    cap = t.__dlpack__(max_version=(1, 3), dl_device=dev)
     m = read_versioned(cap)
     assert (m.dl_tensor.device.device_type, m.dl_tensor.device.device_id) == dev
     assert m.flags & IS_COPIED
     assert m.dl_tensor.data != t.data_ptr
+
+
+@pytest.mark.parametrize("dev", [(2, 0), (13, 0)])
+def test_dl_device_gpu_from_cpu_without_driver(t, dev):
+    """A CPU tensor reaches a GPU only through a copy: without a driver, not at all."""
+    if _cuda_driver():
+        pytest.skip("a CUDA driver is loaded: test_dl_device_gpu_from_cpu_with_driver runs instead")
+    base = live()
+    for copy in (False, None, True):
+        with pytest.raises(BufferError):
+            t.__dlpack__(max_version=(1, 3), dl_device=dev, copy=copy)
+    assert back_to(base)
+
+
+@pytest.mark.parametrize("dev", [(2, 0), (13, 0)])
+def test_dl_device_gpu_from_cpu_with_driver(t, dev):
+    if not _cuda_driver():
+        pytest.skip("no CUDA driver (test_dl_device_gpu_from_cpu_with_stand_in_driver runs this)")
+    _check_gpu_from_cpu(t, dev)
+
+
+@pytest.mark.parametrize("dev", [(2, 0), (13, 0)])
+def test_dl_device_gpu_from_cpu_with_stand_in_driver(tmp_path, dev):
+    """The driver branch, run against tests/fakecuda (host memory as device
+    memory) in a process of its own: godlpack loads its driver once."""
+    import os
+    import subprocess
+    import sys
+
+    from fakecuda import driver
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    lib = driver.build(str(tmp_path))
+    code = (f"import sys; sys.path[:0] = [{here!r}]\n"
+            "import godlpack, test_export as te\n"
+            f"te._check_gpu_from_cpu(godlpack.arange(10, dtype='float32'), {dev!r})\nprint('ok')\n")
+    env = dict(os.environ, GODLPACK_LIBCUDA=lib,
+               PYTHONPATH=os.pathsep.join([here, os.path.join(os.path.dirname(here), "pyext")]))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=here)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr
 
 
 def test_dl_device_accepts_godlpack_device_and_intenum(t):

@@ -4,6 +4,7 @@ aligned, so those imports must be zero-copy."""
 from __future__ import annotations
 
 import gc
+import warnings
 
 import numpy as np
 import pytest
@@ -147,9 +148,12 @@ def test_noncontiguous_godlpack_into_jax_values():
     a = np.arange(12.0).reshape(3, 4)
     g = godlpack.from_dlpack(a.T)
     assert g.strides == (1, 4) and not g.is_contiguous
+    # godlpack's side, whatever JAX does: the export describes a.T exactly.
+    assert np.from_dlpack(g).tolist() == a.T.tolist()
     try:
         j = jnp.from_dlpack(g)
-    except (BufferError, RuntimeError, ValueError, TypeError):
+    except Exception as e:  # a peer's limitation is a finding, not our failure
+        warnings.warn(f"JAX {jax.__version__} refuses non-compact strides: {type(e).__name__}: {e}")
         return
     assert np.asarray(j).tolist() == a.T.tolist()
 

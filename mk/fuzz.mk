@@ -1,0 +1,14 @@
+# A real fuzz run of every Go fuzz target, FUZZTIME each (go test fuzzes one
+# target at a time). Inputs that fail are written by Go to
+# <package>/testdata/fuzz/<Target>/: commit them, and plain `go test` runs
+# them as seeds from then on (consumer/testdata/fuzz/FuzzValidate holds some).
+FUZZTIME ?= 60s
+# dir:FuzzName for every `func FuzzName` in a _test.go file.
+FUZZ_TARGETS = $(shell grep -ro --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' . | \
+	sed 's|/[^/]*:func |:|' | sort -u)
+.PHONY: fuzz
+fuzz:
+	@set -e; for pt in $(FUZZ_TARGETS); do \
+	  pkg=$${pt%%:*}; t=$${pt##*:}; echo "== $$t in $$pkg for $(FUZZTIME)"; \
+	  go test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	done

@@ -1,0 +1,24 @@
+# The extension built with AddressSanitizer (go build -asan instruments Go and
+# the cgo C code) or UBSan (C code; any report aborts), installed with the
+# Python package under build/<san>/, and the pytest suite run against it.
+# RSS and glibc-heap checks skip there (GODLPACK_SANITIZER is set).
+SAN_CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address
+SAN_LDFLAGS_asan := -fsanitize=address
+SAN_GOFLAGS_asan := -asan
+SAN_CFLAGS_ubsan := -O1 -g -fsanitize=undefined -fno-sanitize-recover=all
+SAN_LDFLAGS_ubsan := -fsanitize=undefined
+SAN_GOFLAGS_ubsan :=
+SAN_PRELOAD_asan = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libstdc++.so)
+SAN_PRELOAD_ubsan = $(shell $(CC) -print-file-name=libubsan.so) $(shell $(CC) -print-file-name=libstdc++.so)
+SAN_TESTS ?= tests
+
+.PHONY: asan ubsan asan-ext ubsan-ext
+asan-ext ubsan-ext: %-ext: probe
+	rm -rf build/$* && mkdir -p build/$* && cp -r pyext/godlpack build/$*/ && rm -f build/$*/godlpack/_godlpack*.so
+	CGO_CFLAGS="$(SAN_CFLAGS_$*)" CGO_LDFLAGS="$(SAN_LDFLAGS_$*)" GOFLAGS="-buildvcs=false $(SAN_GOFLAGS_$*)" \
+	  $(BASEPYTHON) tools/godlpack_build.py build/$*/godlpack/_godlpack$(EXT_SUFFIX) ./pyext/module
+
+asan ubsan: %: %-ext venv
+	LD_PRELOAD="$(SAN_PRELOAD_$*)" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 PYTHONMALLOC=malloc GODLPACK_SANITIZER=$* \
+	  PYTHONPATH=$(CURDIR)/build/$*:$(CURDIR)/pyext $(PYTHON) -m pytest -q -p no:cacheprovider $(SAN_TESTS)

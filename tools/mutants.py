@@ -1,0 +1,275 @@
+"""`make mutants`: one-line sabotages of godlpack's core invariants, each
+applied to a copy of the tree (never in place), rebuilt and run against the
+tests that should catch it. A mutant is killed when those tests fail (or
+crash, or time out); the run fails if any mutant survives, if a sabotage no
+longer applies (the code moved: update MUTANTS), or if the unmutated copy does
+not pass its own tests.
+
+usage: python tools/mutants.py [--python PY] [--keep] [--list] [NAME_SUBSTRING...]
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXT = "pyext/godlpack/_godlpack" + sysconfig.get_config_var("EXT_SUFFIX")
+
+# Test sets (paths relative to the tree).
+INVARIANTS = ["tests/test_invariants.py"]
+IMPORT = ["tests/test_from_dlpack.py", "tests/test_malformed.py"] + INVARIANTS
+EXPORT = ["tests/test_export.py"] + INVARIANTS
+HOSTILE = ["tests/test_hostile.py"]
+MEMORY = INVARIANTS + ["tests/test_memory.py"]
+BUFFER = INVARIANTS + ["tests/test_api.py"]
+GO_VALIDATE = [("./consumer", ".")]
+
+
+@dataclasses.dataclass
+class Mutant:
+    name: str
+    file: str
+    old: str  # must occur exactly once in file
+    new: str
+    pytest: list[str]
+    go: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (package, -run regex)
+
+
+def _validator(name: str, old: str, new: str) -> Mutant:
+    return Mutant(f"validate: {name}", "core/validate.c", old, new, IMPORT + HOSTILE, GO_VALIDATE)
+
+
+MUTANTS = [
+    # --- deleters run exactly once --------------------------------------------------------
+    Mutant("owner: foreign versioned deleter never called", "core/owner.c",
+           "DLManagedTensorVersioned* m = managed;\n    if (m->deleter) m->deleter(m);",
+           "DLManagedTensorVersioned* m = managed;\n    (void)m;", IMPORT),
+    Mutant("owner: foreign legacy deleter never called", "core/owner.c",
+           "DLManagedTensor* m = managed;\n    if (m->deleter) m->deleter(m);",
+           "DLManagedTensor* m = managed;\n    (void)m;", IMPORT),
+    Mutant("owner: foreign deleter called twice", "core/owner.c",
+           "gdl_managed_free(f->managed, f->versioned);",
+           "gdl_managed_free(f->managed, f->versioned); gdl_managed_free(f->managed, f->versioned);", IMPORT),
+    Mutant("owner: decref releases one reference early", "core/owner.c",
+           "__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0", "__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) <= 1",
+           IMPORT),
+    Mutant("owner: export never takes a reference", "core/owner.c",
+           "gdl_fill_dims(&m->dl_tensor, view, (int64_t*)(m + 1));\n  gdl_owner_incref(owner);\n  __atomic_add_fetch(&live_exports, 1, __ATOMIC_RELAXED);\n  return m;\n}\n\nDLManagedTensor*",
+           "gdl_fill_dims(&m->dl_tensor, view, (int64_t*)(m + 1));\n  __atomic_add_fetch(&live_exports, 1, __ATOMIC_RELAXED);\n  return m;\n}\n\nDLManagedTensor*",
+           EXPORT),
+    Mutant("capsule: destructor deletes an unused versioned capsule's tensor never", "capsule/capsule.c",
+           "if (m != NULL && m->deleter != NULL) m->deleter(m);\n  } else {",
+           "(void)m;\n  } else {", EXPORT + ["tests/test_memory.py"]),
+    Mutant("capsule: destructor ignores the used_ name", "capsule/capsule.c",
+           "  } else {\n    return;\n  }",
+           "  } else if (PyCapsule_IsValid(capsule, GDL_NAME_USED_VERSIONED)) {\n"
+           "    DLManagedTensorVersioned* m = PyCapsule_GetPointer(capsule, GDL_NAME_USED_VERSIONED);\n"
+           "    if (m->deleter) m->deleter(m);\n    return;\n  } else {\n    return;\n  }", EXPORT),
+    Mutant("capsule: taking a capsule does not rename it to used_*", "capsule/capsule.c",
+           "if (PyCapsule_SetName(capsule, used) != 0) return NULL;", "(void)used;", IMPORT),
+    Mutant("import: deleter not run on a validator refusal", "pyext/tensor.c",
+           "  if (bad) {\n    gdl_owner_decref(owner);", "  if (bad) {", IMPORT),
+    Mutant("import: deleter not run on a padded sub-byte refusal", "pyext/tensor.c",
+           "        (uint32_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes < 8) {\n      gdl_owner_decref(owner);",
+           "        (uint32_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes < 8) {", IMPORT),
+    Mutant("import: deleter not run when the producer is on the wrong device", "pyext/import.c",
+           "      Py_DECREF(result); /* may run the producer's deleter: t is gone after this */",
+           "      (void)result;", IMPORT + HOSTILE),
+    Mutant("import: deleter not run when copy=False got a copy", "pyext/import.c",
+           "  if (copy == Py_False && copied) {\n    Py_DECREF(result);", "  if (copy == Py_False && copied) {", IMPORT),
+    # --- READ_ONLY --------------------------------------------------------------------------
+    Mutant("export: READ_ONLY dropped", "pyext/export.c",
+           "return capsule_for(self, &view, versioned, self->flags & DLPACK_FLAG_BITMASK_READ_ONLY);",
+           "return capsule_for(self, &view, versioned, 0);", EXPORT),
+    Mutant("import: READ_ONLY dropped on re-wrap", "pyext/import.c",
+           "result = gdl_tensor_new(t->owner, &t->view, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);",
+           "result = gdl_tensor_new(t->owner, &t->view, 0);", IMPORT),
+    Mutant("import: READ_ONLY of a versioned producer dropped", "pyext/tensor.c",
+           "return gdl_tensor_new(owner, &m->dl_tensor, m->flags);",
+           "return gdl_tensor_new(owner, &m->dl_tensor, m->flags & ~DLPACK_FLAG_BITMASK_READ_ONLY);", IMPORT),
+    Mutant("buffer: read-only tensor grants a writable buffer", "pyext/buffer.c",
+           "if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY)) {",
+           "if (0) {", BUFFER),
+    Mutant("buffer: read-only flag not reported", "pyext/buffer.c",
+           "view->readonly = (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;", "view->readonly = 0;", BUFFER),
+    # --- IS_COPIED ----------------------------------------------------------------------------
+    Mutant("import: copy=True of a godlpack tensor not IS_COPIED", "pyext/import.c",
+           "if (copy == Py_True) return gdl_tensor_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);",
+           "if (copy == Py_True) return gdl_tensor_copy(t, 0);", IMPORT),
+    Mutant("import: copy=True of a foreign tensor not IS_COPIED", "pyext/import.c",
+           "PyObject* c = gdl_device_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);",
+           "PyObject* c = gdl_device_copy(t, 0);", IMPORT),
+    Mutant("export: __dlpack__(copy=True) not IS_COPIED", "pyext/export.c",
+           "versioned ? DLPACK_FLAG_BITMASK_IS_COPIED : 0", "0", EXPORT),
+    # --- validator refusals (core/validate.c: the Python import path and Go consumer) ---------
+    _validator("negative ndim", "t->ndim < 0 || t->ndim > GDL_MAX_NDIM", "t->ndim < -1 || t->ndim > GDL_MAX_NDIM"),
+    _validator("ndim above 64", "t->ndim < 0 || t->ndim > GDL_MAX_NDIM", "t->ndim < 0 || t->ndim > GDL_MAX_NDIM + 1"),
+    _validator("zero bits", "if (d.bits == 0)", "if (0)"),
+    _validator("lanes", "if (d.lanes != 1)", "if (d.lanes > 4)"),
+    _validator("unknown dtype", "if (!gdl_dtype_known(d.code, d.bits))", "if (0)"),
+    _validator("unknown device", "if (!gdl_device_known(dt))", "if (0)"),
+    _validator("negative device id", "if (t->device.device_id < 0)", "if (t->device.device_id < -1)"),
+    _validator("NULL shape", "if (t->ndim > 0 && t->shape == NULL)", "if (t->ndim > 1 && t->shape == NULL)"),
+    _validator("NULL strides since 1.2", "if (t->ndim > 0 && t->strides == NULL && !allow_null_strides)",
+               "if (0)"),
+    _validator("negative shape (off by one)", "if (t->shape[i] < 0)", "if (t->shape[i] < -1)"),
+    _validator("element count overflow", "if (!mul_ok(count, t->shape[i], &count))",
+               "if (!mul_ok(count, t->shape[i], &count) && 0)"),
+    _validator("INT64_MIN stride", "if (st == INT64_MIN) return", "if (0) return"),
+    _validator("stride extent overflow", "if (!mul_ok(s - 1, st < 0 ? -st : st, &ext))",
+               "if (!mul_ok(s - 1, st < 0 ? -st : st, &ext) && 0)"),
+    _validator("byte span overflow", "if (lo == INT64_MIN || hi == INT64_MAX ||", "if (0 &&"),
+    _validator("NULL data", "if (addr < GDL_MIN_DATA_ADDRESS) {", "if (addr == 1) {"),
+    _validator("byte_offset wrap", "if (first < base || t->byte_offset > (uint64_t)INT64_MAX)", "if (0)"),
+    _validator("view wraps the address space", "if (lo_bytes > first || first + hi_bytes < first)", "if (0)"),
+    _validator("DLPack major too new", "if (v.major > GDL_MAX_IMPORT_MAJOR)", "if (v.major > GDL_MAX_IMPORT_MAJOR + 1)"),
+    _validator("versioned major 0", "if (v.major == 0) return", "if (0) return"),
+    _validator("padded sub-byte extent", "return check_extent(&m->dl_tensor, 8, msg, n);", "return GDL_OK;"),
+    # --- frees of exports and objects ---------------------------------------------------------
+    Mutant("owner: versioned export struct never freed", "core/owner.c",
+           "  gdl_owner* o = self->manager_ctx;\n  free(self);\n  __atomic_sub_fetch(&live_exports, 1, __ATOMIC_RELAXED);\n  gdl_owner_decref(o);\n}\n\nstatic void gdl_deleter_legacy",
+           "  gdl_owner* o = self->manager_ctx;\n  __atomic_sub_fetch(&live_exports, 1, __ATOMIC_RELAXED);\n  gdl_owner_decref(o);\n}\n\nstatic void gdl_deleter_legacy",
+           MEMORY),
+    Mutant("owner: C memory never freed", "core/owner.c",
+           "static void release_free(gdl_owner* o) { free(o); }", "static void release_free(gdl_owner* o) { (void)o; }",
+           MEMORY),
+    Mutant("owner: foreign owner struct never freed", "core/owner.c",
+           "gdl_managed_free(f->managed, f->versioned);\n  free(f);", "gdl_managed_free(f->managed, f->versioned);",
+           MEMORY),
+    Mutant("tensor: Tensor object never freed", "pyext/tensor.c",
+           "  PyObject_Free(self);\n  /* Last:", "  /* Last:", MEMORY),
+    Mutant("tensor: Tensor never releases its owner", "pyext/tensor.c",
+           "if (o != NULL) gdl_owner_decref(o);", "(void)o;", IMPORT),
+]
+
+
+def _run(cmd: list[str], cwd: str, env: dict, timeout: float) -> tuple[int, str]:
+    try:
+        r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+        return r.returncode, r.stdout + r.stderr
+    except subprocess.TimeoutExpired as e:
+        return 124, f"timed out after {timeout:.0f} s\n{e.stdout or ''}"
+
+
+def copy_tree(dst: str) -> None:
+    """The tracked and untracked (not ignored) files, plus the built probe."""
+    files = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=ROOT, check=True,
+                           capture_output=True).stdout.decode().split("\0")
+    for f in files:
+        src = os.path.join(ROOT, f)
+        if not f or not os.path.isfile(src):
+            continue
+        os.makedirs(os.path.dirname(os.path.join(dst, f)), exist_ok=True)
+        shutil.copy2(src, os.path.join(dst, f))
+    for so in glob.glob(os.path.join(ROOT, "pyext/godlpack/_probe*.so")):
+        shutil.copy2(so, os.path.join(dst, "pyext/godlpack"))
+
+
+class Tree:
+    def __init__(self, path: str, python: str) -> None:
+        self.path, self.python = path, python
+        self.env = dict(os.environ, PYTHONPATH=os.path.join(path, "pyext"), GOFLAGS="-buildvcs=false",
+                        PYTHONDONTWRITEBYTECODE="1")
+        self.env.pop("CGO_CFLAGS", None)  # the build recipe adds Python's include directory
+
+    def build(self) -> tuple[int, str]:
+        return _run([self.python, "tools/godlpack_build.py", EXT, "./pyext/module"], self.path, self.env, 600)
+
+    def test(self, m: Mutant) -> tuple[int, str]:
+        """0 when every selected test passes."""
+        if m.pytest:
+            rc, out = _run([self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *m.pytest],
+                           self.path, self.env, 600)
+            if rc != 0:
+                return rc, out
+        for pkg, run in m.go:
+            rc, out = _run(["go", "test", "-count=1", "-run", run, pkg], self.path, self.env, 600)
+            if rc != 0:
+                return rc, out
+        return 0, ""
+
+
+def _tail(out: str, n: int = 6) -> str:
+    lines = [ln for ln in out.strip().splitlines() if ln.strip()]
+    return "\n      ".join(lines[-n:])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--python", default=sys.executable, help="the interpreter with pytest, numpy, torch")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary tree")
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("names", nargs="*", help="run only mutants whose name contains one of these")
+    args = ap.parse_args()
+    chosen = [m for m in MUTANTS if not args.names or any(s in m.name for s in args.names)]
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}  [{m.file}]")
+        return 0
+    t0 = time.monotonic()
+    tmp = tempfile.mkdtemp(prefix="godlpack-mutants-")
+    try:
+        copy_tree(tmp)
+        tree = Tree(tmp, args.python)
+        stale = [m.name for m in chosen if open(os.path.join(tmp, m.file)).read().count(m.old) != 1]
+        if stale:
+            print("sabotages that no longer apply exactly once (update tools/mutants.py):\n  " + "\n  ".join(stale))
+            return 2
+        rc, out = tree.build()
+        if rc:
+            print("the unmutated tree does not build:\n" + out)
+            return 2
+        # The unmutated copy must pass every selected test, or a 'kill' means nothing.
+        union = Mutant("baseline", "", "", "", sorted({p for m in chosen for p in m.pytest}),
+                       sorted({g for m in chosen for g in m.go}))
+        rc, out = tree.test(union)
+        if rc:
+            print("the unmutated tree fails its tests:\n      " + _tail(out, 30))
+            return 2
+        print(f"baseline: built and passed in {time.monotonic() - t0:.0f} s", flush=True)
+        survived, broken = [], []
+        for i, m in enumerate(chosen, 1):
+            t1 = time.monotonic()
+            path = os.path.join(tmp, m.file)
+            original = open(path).read()
+            open(path, "w").write(original.replace(m.old, m.new))
+            try:
+                rc, out = tree.build()
+                if rc:
+                    broken.append(m.name)
+                    verdict, detail = "DOES NOT BUILD", _tail(out)
+                else:
+                    rc, out = tree.test(m)
+                    verdict = "killed" if rc else "SURVIVED"
+                    detail = _tail(out, 2) if rc else ""
+                    if not rc:
+                        survived.append(m.name)
+            finally:
+                open(path, "w").write(original)
+            print(f"[{i}/{len(chosen)}] {verdict:8} {m.name} ({time.monotonic() - t1:.0f} s)", flush=True)
+            if detail:
+                print("      " + detail, flush=True)
+        print(f"\n{len(chosen) - len(survived) - len(broken)} of {len(chosen)} mutants killed, "
+              f"{len(survived)} survived, {len(broken)} did not build; {time.monotonic() - t0:.0f} s in all")
+        for n in survived:
+            print(f"  survived: {n}")
+        for n in broken:
+            print(f"  does not build: {n}")
+        return 1 if survived or broken else 0
+    finally:
+        if args.keep:
+            print(f"tree kept in {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
