@@ -20,3 +20,9 @@ var kindDTypes = map[reflect.Kind]DType{
 	reflect.Uint64: Uint64, reflect.Float32: Float32, reflect.Float64: Float64,
 	reflect.Complex64: Complex64, reflect.Complex128: Complex128,
 }
+
+// DTypeOfKind is DTypeOf for an element kind known only at run time.
+func DTypeOfKind(k reflect.Kind) (DType, bool) {
+	d, ok := kindDTypes[k]
+	return d, ok
+}

@@ -135,8 +135,6 @@ static void drop_results(const char* kinds, gdl_value* out, int n) {
   }
 }
 
-extern const char* gdlpyResultKinds(int id);
-
 static PyObject* trampoline(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   const gdl_fn* fn = PyCapsule_GetPointer(self, FN_CAPSULE);
   if (fn == NULL) return NULL;
@@ -165,7 +163,7 @@ static PyObject* trampoline(PyObject* self, PyObject* const* args, Py_ssize_t na
     kind = gdlpyCall(fn->id, in, fn->nparams, out, &nout, err, sizeof err);
   }
   free_arrays(fn, in, fn->nparams); /* arrays stay alive until the call returns */
-  const char* kinds = gdlpyResultKinds(fn->id);
+  const char* kinds = fn->kinds;
   if (kind != GDL_ERR_NONE) {
     drop_results(kinds, out, nout);
     if (kind == GDL_ERR_PANIC) PyErr_SetString(PyExc_RuntimeError, err);

@@ -18,10 +18,10 @@ import (
 	"reflect"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
-	"github.com/godlpack/godlpack/consumer"
 	"github.com/godlpack/godlpack/producer"
 )
 
@@ -145,10 +145,11 @@ func pyErrKind(err error) C.int {
 	return errKind(err)
 }
 
-// registry holds every function defined in this process, by id.
+// registry holds every function defined in this process, by id: an
+// append-only list, published as an immutable snapshot so calls take no lock.
 var registry struct {
-	sync.RWMutex
-	funcs []*goFunc
+	sync.Mutex
+	funcs atomic.Pointer[[]*goFunc]
 }
 
 type goFunc struct {
@@ -157,7 +158,6 @@ type goFunc struct {
 	params  []param
 	results []result
 	hasErr  bool
-	kinds   *C.char // result kinds, one letter each (ext.h)
 	c       *C.gdl_fn
 }
 
@@ -220,7 +220,7 @@ func newGoFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) 
 		f.results = append(f.results, r)
 		kinds = append(kinds, r.kind)
 	}
-	f.kinds = C.CString(string(kinds))
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&c.kinds[0])), C.GDL_MAX_RESULTS+1), kinds)
 	c.nparams = C.int(t.NumIn())
 	c.name = C.CString(name)
 	c.doc = C.CString(doc)
@@ -234,8 +234,13 @@ func newGoFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) 
 	}
 	f.c = c
 	registry.Lock()
-	c.id = C.int(len(registry.funcs))
-	registry.funcs = append(registry.funcs, f)
+	var funcs []*goFunc
+	if p := registry.funcs.Load(); p != nil {
+		funcs = *p
+	}
+	c.id = C.int(len(funcs))
+	funcs = append(funcs[:len(funcs):len(funcs)], f)
+	registry.funcs.Store(&funcs)
 	registry.Unlock()
 	return f, nil
 }
@@ -273,22 +278,20 @@ func paramFor(t reflect.Type) (byte, param, error) {
 			return reflect.ValueOf(C.GoStringN(v.s, C.int(v.n))).Convert(t), nil
 		}, nil
 	case reflect.Slice:
-		dt, ok := elementDType(t.Elem())
+		p, ok := sliceParam(t)
 		if !ok {
 			return 0, nil, fmt.Errorf("unsupported slice type %v", t)
 		}
-		return C.GDL_V_ARRAY, func(v *C.gdl_value, name string, i int) (reflect.Value, error) {
-			view, err := viewOf(v)
-			if err != nil {
-				return reflect.Value{}, err
-			}
-			return sliceOf(view, t, dt, name, i)
-		}, nil
+		return C.GDL_V_ARRAY, p, nil
 	}
 	if t == tensorType {
 		return C.GDL_V_ARRAY, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
-			view, err := viewOf(v)
-			return reflect.ValueOf(view), err
+			view := cView(v)
+			view.Shape = append([]int64{}, view.Shape...) // a copy: the user may keep the Tensor
+			if view.Strides != nil {
+				view.Strides = append([]int64{}, view.Strides...)
+			}
+			return reflect.ValueOf(view), nil
 		}, nil
 	}
 	return 0, nil, fmt.Errorf("unsupported parameter type %v", t)
@@ -298,63 +301,98 @@ type overflowError struct{ msg string }
 
 func (e *overflowError) Error() string { return e.msg }
 
-// elementDType maps a Go element type to its dtype.
-func elementDType(t reflect.Type) (godlpack.DType, bool) {
-	switch t.Kind() {
+// sliceParam converts array arguments to the slice type t.
+func sliceParam(t reflect.Type) (param, bool) {
+	switch t.Elem().Kind() {
 	case reflect.Bool:
-		return godlpack.Bool, true
+		return typedSlice[bool](t), true
 	case reflect.Int8:
-		return godlpack.Int8, true
+		return typedSlice[int8](t), true
 	case reflect.Int16:
-		return godlpack.Int16, true
+		return typedSlice[int16](t), true
 	case reflect.Int32:
-		return godlpack.Int32, true
+		return typedSlice[int32](t), true
 	case reflect.Int64:
-		return godlpack.Int64, true
+		return typedSlice[int64](t), true
 	case reflect.Uint8:
-		return godlpack.Uint8, true
+		return typedSlice[uint8](t), true
 	case reflect.Uint16:
-		return godlpack.Uint16, true
+		return typedSlice[uint16](t), true
 	case reflect.Uint32:
-		return godlpack.Uint32, true
+		return typedSlice[uint32](t), true
 	case reflect.Uint64:
-		return godlpack.Uint64, true
+		return typedSlice[uint64](t), true
 	case reflect.Float32:
-		return godlpack.Float32, true
+		return typedSlice[float32](t), true
 	case reflect.Float64:
-		return godlpack.Float64, true
+		return typedSlice[float64](t), true
 	case reflect.Complex64:
-		return godlpack.Complex64, true
+		return typedSlice[complex64](t), true
 	case reflect.Complex128:
-		return godlpack.Complex128, true
+		return typedSlice[complex128](t), true
 	}
-	return godlpack.DType{}, false
+	return nil, false
 }
 
-func viewOf(v *C.gdl_value) (godlpack.Tensor, error) {
+// typedSlice is a []E over a compact view of exactly E's dtype (t is []E or
+// a named type of it). unsafe.Slice makes no new type per length.
+func typedSlice[E godlpack.Element](t reflect.Type) param {
+	dt := godlpack.DTypeOf[E]()
+	named := t != reflect.TypeFor[[]E]()
+	return func(v *C.gdl_value, name string, i int) (reflect.Value, error) {
+		view := cView(v)
+		if view.DType != dt {
+			return reflect.Value{}, &BufferError{fmt.Sprintf("%s() argument %d: dtype %v, want %v", name, i+1, view.DType, dt)}
+		}
+		if !view.IsCompact() {
+			return reflect.Value{}, &BufferError{fmt.Sprintf("%s() argument %d: not C-contiguous (strides %v for shape %v); pass a contiguous copy", name, i+1, view.Strides, view.Shape)}
+		}
+		n, err := view.NumElements() // C validated it: no overflow
+		if err != nil {
+			return reflect.Value{}, &BufferError{err.Error()}
+		}
+		var s []E
+		if n > 0 {
+			s = unsafe.Slice((*E)(unsafe.Add(view.Data, view.ByteOffset)), n)
+		} else {
+			s = []E{}
+		}
+		rv := reflect.ValueOf(s)
+		if named {
+			rv = rv.Convert(t)
+		}
+		return rv, nil
+	}
+}
+
+// cView describes an array argument that the C trampoline has validated
+// (core/validate.c), without checking or copying again: shape and strides
+// alias the producer's arrays, valid until the call returns.
+func cView(v *C.gdl_value) godlpack.Tensor {
+	var dl *godlpack.DLTensor
+	var flags uint64
 	if v.versioned != 0 {
-		return consumer.ValidateVersioned((*godlpack.DLManagedTensorVersioned)(v.p))
+		m := (*godlpack.DLManagedTensorVersioned)(v.p)
+		dl, flags = &m.DLTensor, m.Flags
+	} else {
+		dl = &(*godlpack.DLManagedTensor)(v.p).DLTensor
 	}
-	return consumer.ValidateLegacy((*godlpack.DLManagedTensor)(v.p))
-}
-
-// sliceOf is a []T over a compact view of exactly dtype dt.
-func sliceOf(view godlpack.Tensor, t reflect.Type, dt godlpack.DType, name string, i int) (reflect.Value, error) {
-	if view.DType != dt {
-		return reflect.Value{}, &BufferError{fmt.Sprintf("%s() argument %d: dtype %v, want %v", name, i+1, view.DType, dt)}
+	t := godlpack.Tensor{
+		DType:      godlpack.DType{Code: dl.DType.Code, Bits: dl.DType.Bits, Lanes: dl.DType.Lanes},
+		Device:     godlpack.DeviceOf(dl.Device),
+		ByteOffset: dl.ByteOffset,
+		Shape:      dl.ShapeSlice(),
+		ReadOnly:   flags&godlpack.FlagReadOnly != 0,
 	}
-	if !view.IsCompact() {
-		return reflect.Value{}, &BufferError{fmt.Sprintf("%s() argument %d: not C-contiguous (strides %v for shape %v); pass a contiguous copy", name, i+1, view.Strides, view.Shape)}
+	if dl.Strides != nil {
+		t.Strides = dl.StridesSlice()
 	}
-	n, err := view.NumElements()
-	if err != nil {
-		return reflect.Value{}, &BufferError{err.Error()}
+	// Addresses in the first page are NULL for us (godlpack.MinDataAddress):
+	// only empty views carry them, and Go must never hold them as pointers.
+	if addr := *(*uintptr)(unsafe.Pointer(&dl.Data)); addr >= godlpack.MinDataAddress {
+		t.Data = dl.Data
 	}
-	if n == 0 || view.Data == nil {
-		return reflect.MakeSlice(t, 0, 0), nil
-	}
-	p := unsafe.Add(view.Data, view.ByteOffset)
-	return reflect.NewAt(reflect.ArrayOf(int(n), t.Elem()), p).Elem().Slice(0, int(n)).Convert(t), nil
+	return t
 }
 
 func resultFor(t reflect.Type) (result, error) {
@@ -379,7 +417,7 @@ func resultFor(t reflect.Type) (result, error) {
 			return nil
 		}}, nil
 	case reflect.Slice:
-		dt, ok := elementDType(t.Elem())
+		dt, ok := godlpack.DTypeOfKind(t.Elem().Kind())
 		if !ok {
 			return result{}, fmt.Errorf("unsupported slice type %v", t)
 		}
@@ -430,22 +468,11 @@ func exportSource(src *producer.Source, v *C.gdl_value) error {
 	return nil
 }
 
-// gdlpyResultKinds is the result kinds of function id, for ext.c.
-//
-//export gdlpyResultKinds
-func gdlpyResultKinds(id C.int) *C.char {
-	registry.RLock()
-	defer registry.RUnlock()
-	return registry.funcs[id].kinds
-}
-
 // gdlpyCall runs function id on the converted arguments.
 //
 //export gdlpyCall
 func gdlpyCall(id C.int, in *C.gdl_value, nin C.int, out *C.gdl_value, nout *C.int, errBuf *C.char, errLen C.int) (kind C.int) {
-	registry.RLock()
-	f := registry.funcs[id]
-	registry.RUnlock()
+	f := (*registry.funcs.Load())[id]
 	defer func() {
 		if p := recover(); p != nil {
 			putError(errBuf, errLen, fmt.Sprintf("Go panic in %s(): %v\n%s", f.name, p, debug.Stack()))

@@ -34,6 +34,7 @@ typedef struct {
   int release_gil;
   int readonly_ok;
   char sig[GDL_MAX_PARAMS + 1];
+  char kinds[GDL_MAX_RESULTS + 1]; /* result kinds, same letters */
   const char* name;
   const char* doc;
 } gdl_fn;
