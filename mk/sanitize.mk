@@ -14,7 +14,8 @@ SAN_TESTS ?= tests
 
 .PHONY: asan ubsan asan-ext ubsan-ext
 asan-ext ubsan-ext: %-ext: probe
-	rm -rf build/$* && mkdir -p build/$* && cp -r pyext/godlpack build/$*/ && rm -f build/$*/godlpack/_godlpack*.so
+	rm -rf build/$* && mkdir -p build/$* && cp -r pyext/godlpack build/$*/ && rm -f build/$*/godlpack/_godlpack*.so \
+	  && rm -rf build/$*/godlpack/include && cp -r include build/$*/godlpack/include
 	CGO_CFLAGS="$(SAN_CFLAGS_$*)" CGO_LDFLAGS="$(SAN_LDFLAGS_$*)" GOFLAGS="-buildvcs=false $(SAN_GOFLAGS_$*)" \
 	  $(BASEPYTHON) tools/godlpack_build.py build/$*/godlpack/_godlpack$(EXT_SUFFIX) ./pyext/module
 
