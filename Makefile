@@ -6,7 +6,8 @@ PYTHON := $(VENV)/bin/python
 PYINCLUDE := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 PYLIBDIR := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')
 EXT_SUFFIX := $(shell $(BASEPYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-TEST_DEPS := numpy torch "jax[cpu]" ml_dtypes pytest hypothesis psutil matplotlib setuptools apache-tvm-ffi pybindgen
+# Listed once, in pyproject.toml (extra `dev`: test, peers, bench).
+TEST_DEPS := $(shell $(BASEPYTHON) tools/extras.py dev)
 # cgo finds Python.h through CGO_CFLAGS for the Go tests of packages that
 # embed CPython; extensions are built by tools/godlpack_build.py.
 export CGO_CFLAGS := -I$(PYINCLUDE) -O2

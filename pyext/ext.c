@@ -195,25 +195,16 @@ static PyMethodDef ext_methods[] = {
      "go_runtimes() -> [(path, is_this_module), ...]: the Go runtimes loaded in this process."},
     {NULL, NULL, 0, NULL}};
 
-/* A new module holding the Tensor and Device types, named name. */
-PyObject* gdl_ext_module(const char* name, const char* doc) {
-  if (gdl_layer_init(name) < 0) return NULL;
-  PyModuleDef* def = calloc(1, sizeof *def); /* lives as long as the process, as CPython requires */
-  if (def == NULL) return PyErr_NoMemory();
-  PyModuleDef init = {PyModuleDef_HEAD_INIT, name, doc, -1, NULL};
-  *def = init;
-  PyObject* m = PyModule_Create(def);
-  if (m == NULL) return NULL;
-  if (gdl_layer_add_types(m) < 0 || PyModule_AddFunctions(m, ext_methods) < 0) {
-    Py_DECREF(m);
-    return NULL;
-  }
-  return m;
-}
+/* A Go extension module's definition: CPython keeps it for the process. */
+typedef struct {
+  PyModuleDef def; /* first: PyModule_GetDef gives back this struct */
+  PyModuleDef_Slot slots[2];
+  gdl_fn** fns;
+  int nfns;
+} ext_def;
 
-/* Adds a Go function to module m. fn must live as long as the process. */
-int gdl_ext_add_func(PyObject* m, gdl_fn* fn) {
-  PyMethodDef* def = calloc(1, sizeof *def);
+static int add_func(PyObject* m, gdl_fn* fn) {
+  PyMethodDef* def = calloc(1, sizeof *def); /* lives as long as the process */
   if (def == NULL) {
     PyErr_NoMemory();
     return -1;
@@ -234,6 +225,27 @@ int gdl_ext_add_func(PyObject* m, gdl_fn* fn) {
   return r;
 }
 
-/* Warns when another Go runtime is loaded (runtimes.c); -1 if the warning
- * was turned into an exception. */
-int gdl_ext_finish(PyObject* m, const char* name) { return gdl_warn_other_runtimes(name); }
+/* Multi-phase init: runs in each interpreter importing the module, so a
+ * subinterpreter is refused (gdl_layer_init). */
+static int ext_exec(PyObject* m) {
+  ext_def* d = (ext_def*)PyModule_GetDef(m);
+  if (d == NULL || gdl_layer_init(d->def.m_name) < 0 || gdl_layer_add_types(m) < 0) return -1;
+  for (int i = 0; i < d->nfns; i++) {
+    if (add_func(m, d->fns[i]) < 0) return -1;
+  }
+  return gdl_warn_other_runtimes(d->def.m_name);
+}
+
+/* The PyInit result of a Go extension module: fns (nfns of them) and the
+ * strings must live as long as the process. NULL with MemoryError. */
+PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns) {
+  ext_def* d = calloc(1, sizeof *d);
+  if (d == NULL) return PyErr_NoMemory();
+  PyModuleDef init = {PyModuleDef_HEAD_INIT, name, doc, 0, ext_methods, d->slots, NULL, NULL, NULL};
+  d->def = init;
+  d->slots[0].slot = Py_mod_exec;
+  d->slots[0].value = (void*)ext_exec;
+  d->fns = fns;
+  d->nfns = nfns;
+  return PyModuleDef_Init(&d->def);
+}

@@ -6,9 +6,7 @@ package pyext
 #include "ext.h"
 #include "errkind.h"
 
-PyObject* gdl_ext_module(const char* name, const char* doc);
-int gdl_ext_add_func(PyObject* m, gdl_fn* fn);
-int gdl_ext_finish(PyObject* m, const char* name);
+PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns);
 */
 import "C"
 
@@ -80,9 +78,9 @@ func (m *Module) Def(name string, fn any, doc string, opts ...Option) *Module {
 	return m
 }
 
-// Init creates the Python module object (call it from PyInit_<name>, with
-// the GIL held, as CPython does). It returns NULL with a Python exception
-// set on failure.
+// Init returns the module's definition for CPython's multi-phase init (call
+// it from PyInit_<name>): the module is made in each importing interpreter,
+// and refused in subinterpreters. NULL with a Python exception on failure.
 func (m *Module) Init() unsafe.Pointer {
 	name, doc := C.CString(m.name), C.CString(m.doc) // kept: CPython keeps the pointers
 	if m.err != nil {
@@ -91,20 +89,12 @@ func (m *Module) Init() unsafe.Pointer {
 		C.free(unsafe.Pointer(msg))
 		return nil
 	}
-	mod := C.gdl_ext_module(name, doc)
-	if mod == nil {
-		return nil
+	// The table of functions lives as long as the process, as the definition does.
+	fns := unsafe.Slice((**C.gdl_fn)(C.calloc(C.size_t(len(m.funcs)+1), C.size_t(unsafe.Sizeof(uintptr(0))))), len(m.funcs)+1)
+	for i, f := range m.funcs {
+		fns[i] = f.c
 	}
-	for _, f := range m.funcs {
-		if C.gdl_ext_add_func(mod, f.c) < 0 {
-			C.Py_DecRef(mod)
-			return nil
-		}
-	}
-	if C.gdl_ext_finish(mod, name) < 0 {
-		C.Py_DecRef(mod)
-		return nil
-	}
+	mod := C.gdl_ext_module(name, doc, &fns[0], C.int(len(m.funcs)))
 	return unsafe.Pointer(mod)
 }
 

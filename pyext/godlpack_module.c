@@ -169,21 +169,23 @@ static PyMethodDef module_methods[] = {
      "go_runtimes() -> list of (path, go version) of every Go runtime loaded in this process."},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_godlpack",
-                                        "DLPack for Go: the CPython extension module.", -1, module_methods};
-
-PyObject* gdl_godlpack_module(void) {
-  if (gdl_layer_init("godlpack") < 0) return NULL;
-  PyObject* m = PyModule_Create(&module_def);
-  if (m == NULL) return NULL;
-  if (gdl_layer_add_types(m) < 0 ||
+/* Multi-phase init: exec runs in every interpreter that imports the
+ * module, so a subinterpreter is refused there (gdl_layer_init). */
+static int godlpack_exec(PyObject* m) {
+  if (gdl_layer_init("godlpack") < 0 || gdl_layer_add_types(m) < 0 ||
       PyModule_AddObjectRef(m, "API_VERSION", GDL.max_version) < 0 ||
       PyModule_AddObject(m, "MAX_IMPORT_VERSION", Py_BuildValue("(ii)", GDL_MAX_IMPORT_MAJOR, 255)) < 0 ||
       PyModule_AddIntConstant(m, "ABI_VERSION", GODLPACK_CAPI_ABI_VERSION) < 0 ||
       PyModule_AddStringConstant(m, "VERSION", GODLPACK_VERSION_STRING) < 0 ||
-      PyModule_AddObject(m, "_C_API", gdl_capi_capsule()) < 0 || gdl_warn_other_runtimes("godlpack") < 0) {
-    Py_DECREF(m);
-    return NULL;
-  }
-  return m;
+      PyModule_AddObject(m, "_C_API", gdl_capi_capsule()) < 0 || gdl_warn_other_runtimes("godlpack") < 0)
+    return -1;
+  return 0;
 }
+
+static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, godlpack_exec}, {0, NULL}};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_godlpack",
+                                        "DLPack for Go: the CPython extension module.", 0, module_methods,
+                                        module_slots};
+
+PyObject* gdl_godlpack_module(void) { return PyModuleDef_Init(&module_def); }

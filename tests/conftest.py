@@ -2,23 +2,14 @@
 from __future__ import annotations
 
 import gc
-import os
-import sys
 import time
 
 import pytest
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_PYEXT = os.path.join(os.path.dirname(_HERE), "pyext")
-if _PYEXT not in sys.path:
-    sys.path.insert(0, _PYEXT)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
+import godlpack
+from godlpack import _godlpack
 
-import godlpack  # noqa: E402
-from godlpack import _godlpack  # noqa: E402
-
-import ctypes_producer  # noqa: E402
+import ctypes_producer
 
 
 def live() -> tuple[int, int]:

@@ -1,0 +1,85 @@
+"""Errors a user meets first, and creation values out of range: clear
+exceptions of the right class, never wrapped values (issues 12.5, 12.9, 13)."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import godlpack
+
+
+@pytest.mark.parametrize(
+    "shape, value, dtype",
+    [(3, 300, "uint8"), (3, -1, "uint8"), (3, 2**64, "uint64"), (3, 2**70, "int64"), (2, -(2**63) - 1, "int64"),
+     (2, 128, "int8"), (2, 1e20, "int32"), (2, float("inf"), "int16"), (2, float("nan"), "int64")],
+)
+def test_full_refuses_values_the_dtype_cannot_hold(shape, value, dtype):
+    with pytest.raises(OverflowError):
+        godlpack.full(shape, value, dtype)
+
+
+@pytest.mark.parametrize(
+    "value, dtype, want",
+    [(255, "uint8", 255), (-128, "int8", -128), (2**64 - 1, "uint64", 2**64 - 1), (-(2**63), "int64", -(2**63)),
+     (2.9, "int32", 2), (-2.9, "int32", -2), (2, "bool", True), (0, "bool", False), (True, "int8", 1)],
+)
+def test_full_in_range_matches_numpy(value, dtype, want):
+    got = godlpack.full(2, value, dtype).tolist()
+    assert got == [want, want]
+    assert got == np.full(2, value, dtype=dtype).tolist()
+
+
+def test_arange_refuses_elements_out_of_range():
+    with pytest.raises(OverflowError):
+        godlpack.arange(250, 260, dtype="uint8")
+    with pytest.raises(OverflowError):
+        godlpack.arange(-1, 3, dtype="uint16")
+    assert godlpack.arange(250, 256, dtype="uint8").tolist() == list(range(250, 256))
+    assert godlpack.arange(10, 0, dtype="uint8").tolist() == []  # empty: nothing to hold
+
+
+def test_shapes_and_dtypes_as_users_write_them():
+    with pytest.raises(TypeError, match="shape must be an int or a sequence of ints, got float"):
+        godlpack.zeros(3.0)
+    for dt in (np.float32, np.dtype("int16"), "float32", float, bool):
+        t = godlpack.zeros(2, dt)
+        assert t.dtype == np.dtype(dt).name
+    torch = pytest.importorskip("torch")
+    assert godlpack.zeros(2, torch.float32).dtype == "float32"
+    assert godlpack.zeros(2, torch.bfloat16).dtype == "bfloat16"
+    with pytest.raises(TypeError, match="dtype must be"):
+        godlpack.zeros(2, object())
+
+
+def test_out_of_memory_is_memory_error():
+    with pytest.raises(MemoryError):
+        godlpack.zeros(10**15, "float64")
+
+
+def test_help_of_from_dlpack_names_every_keyword():
+    doc = godlpack.from_dlpack.__doc__
+    for kw in ("device", "copy", "stream"):
+        assert kw in doc
+
+
+def test_subinterpreters_are_refused_with_a_clear_error():
+    """Process-wide state (types, caches) must not cross interpreters: the
+    import is refused there, and the main interpreter keeps working."""
+    code = (
+        "import sys, _testcapi, godlpack\n"
+        "t = godlpack.zeros(2)\n"
+        "r = _testcapi.run_in_subinterp(\n"
+        "    'import sys\\n'\n"
+        "    'sys.path[:0] = ' + repr(sys.path) + '\\n'\n"
+        "    'try:\\n'\n"
+        "    '    import godlpack\\n'\n"
+        "    '    raise SystemExit(3)\\n'\n"
+        "    'except ImportError as e:\\n'\n"
+        "    '    assert \"subinterpreter\" in str(e), e\\n')\n"
+        "assert r == 0, r\n"
+        "assert isinstance(t.device, godlpack.Device) and repr(t).startswith('godlpack.Tensor(')\n"
+        "print('ok')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
