@@ -112,7 +112,6 @@ static DLPackExchangeAPI exchange_api = {
     {{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION}, NULL}, ex_alloc, ex_from_py, ex_to_py, ex_dltensor,
     ex_stream};
 
-const DLPackExchangeAPI* gdl_exchange_api(void) { return &exchange_api; }
 
 /* --- consumer side ---------------------------------------------------------- */
 

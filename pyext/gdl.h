@@ -111,9 +111,6 @@ extern int gdlArange(char* dtype, double start, double stop, double step, void**
 extern int gdlArangeInt(char* dtype, int64_t start, int64_t stop, int64_t step, void** out, char* err, int errlen);
 extern void gdlGoStats(uint64_t* heap_bytes, uint64_t* heap_objects, uint64_t* num_gc);
 
-/* obj.__dlpack__(...) with NULL keywords left out, legacy fallback on TypeError. */
-PyObject* gdl_call_dlpack(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
-                          PyObject* copy);
 /* A capsule (obj itself, or what obj.__dlpack__ returns) taken: the managed
  * tensor is the caller's. NULL with TypeError/BufferError set. */
 void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,

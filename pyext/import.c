@@ -4,8 +4,8 @@
 /* Calls obj.__dlpack__ with the given keywords (NULL: left out). A producer
  * that predates max_version (and dl_device/copy) raises TypeError: it is
  * called again with the stream alone, the legacy signature. */
-PyObject* gdl_call_dlpack(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
-                          PyObject* copy) {
+static PyObject* gdl_call_dlpack(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
+                                 PyObject* copy) {
   PyObject* argv[5];
   PyObject* names[4];
   Py_ssize_t nk = 0;

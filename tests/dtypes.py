@@ -1,21 +1,10 @@
-"""dtype names shared by the tests, as godlpack (and NumPy) spell them."""
+"""dtype names shared by the tests, from godlpack's one table (_tables.py)."""
+from godlpack._tables import DTYPES
 
-NUMPY_DTYPES = [
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
+# DLPack codes of the kinds NumPy has natively: int, uint, float, complex, bool.
+_NUMPY_CODES = (0, 1, 2, 5, 6)
+
+NUMPY_DTYPES = [name for name, code, _ in DTYPES if code in _NUMPY_CODES]
 
 # JAX (with x64 enabled in its tests) has every NumPy dtype plus bfloat16.
 JAX_DTYPES = NUMPY_DTYPES[:12] + ["bfloat16"] + NUMPY_DTYPES[12:]
