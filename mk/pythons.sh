@@ -53,7 +53,7 @@ for minor in $WANT; do
   fi
   if [ "$status" != ok ]; then
     failed=1
-    echo "--- $minor: $status; last lines:"; tail -30 "$log" "$tmp/pytest" 2>/dev/null
+    echo "--- $minor: $status; last lines:"; tail -n 30 "$log"; grep -E "^(FAILED|ERROR)" "$tmp/pytest" || tail -n 30 "$tmp/pytest"
   fi
   # The python3.X builds are this target's own: the default one (make ext) stays.
   [ "$suffix" = "$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" ] || rm -f "$ext" "$probe"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -195,7 +196,9 @@ def _nogil(p: Peer) -> str:
     # Run in a child process: a deleter that needs the GIL without taking it
     # crashes or hangs, and that must not take the checker down.
     code = f"import godlpack.conformance.checks as c; c._nogil_child({p.name!r}, {p.mod.__name__!r})"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    # The child finds the same godlpack and peers as this process, wherever they came from.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(d for d in sys.path if d))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     expect(r.returncode == 0, f"child exited with {r.returncode}: {(r.stderr or r.stdout).strip()[-200:]}")
     return r.stdout.strip() or "deleter ran on a native thread without the GIL"
 
