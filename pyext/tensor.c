@@ -267,6 +267,7 @@ PyTypeObject GdlTensor_Type = {
     .tp_dealloc = (destructor)tensor_dealloc,
     .tp_repr = (reprfunc)tensor_repr,
     .tp_as_buffer = &gdl_buffer_procs,
+    .tp_as_number = &gdl_number_methods,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Tensor(obj)\n--\n\nA DLPack tensor held by godlpack: a zero-copy view of memory owned by\n"
               "Go, by godlpack or by another library. Tensor(obj) is from_dlpack(obj).",

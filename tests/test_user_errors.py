@@ -83,3 +83,21 @@ def test_subinterpreters_are_refused_with_a_clear_error():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+def test_scalar_conversions_of_0d_tensors_work_as_numpys():
+    for value, dtype in ((2.5, "float64"), (7, "int32"), (True, "bool"), (3, "uint8")):
+        t = godlpack.full((), value, dtype)
+        a = np.full((), value, dtype)
+        assert float(t) == float(a)
+        assert int(t) == int(a)
+    assert [10, 20, 30][godlpack.full((), 1, "int64")] == 20  # operator.index
+    with pytest.raises(TypeError, match="integer and bool"):
+        [1, 2][godlpack.full((), 1.0, "float32")]
+    with pytest.raises(TypeError, match="only 0-d tensors"):
+        float(godlpack.zeros(2))
+    with pytest.raises(TypeError, match="only 0-d tensors"):
+        int(godlpack.zeros((1, 1)))
+    assert float(godlpack.full((), 1.5, "bfloat16")) == 1.5
+    with pytest.raises(TypeError):
+        float(godlpack.full((), 1 + 2j, "complex64"))  # as Python's complex does

@@ -57,7 +57,7 @@ def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     if isinstance(shape, int) and not isinstance(shape, bool):
         return (shape,)
     try:
-        dims = tuple(shape)
+        dims = tuple(shape)  # type: ignore[arg-type]  # an int was handled above
     except TypeError:
         raise TypeError(f"shape must be an int or a sequence of ints, got {type(shape).__name__}") from None
     return dims
@@ -141,7 +141,7 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any 
         for v in (start, stop, step):
             if not -(2**63) <= v < 2**63:
                 raise OverflowError(f"Python integer {v} out of bounds for int64 arithmetic")
-        return _godlpack._arange_int(dtype, start, stop, step)
+        return _godlpack._arange_int(dtype, int(start), int(stop), int(step))
     return _godlpack._arange(dtype, float(start), float(stop), float(step))
 
 
