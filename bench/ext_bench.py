@@ -180,6 +180,8 @@ def cells_main(sizes):
         if m is None:
             continue
         cells += [Cell((lib, "noop"), 0, m.noop, nargs=0), Cell((lib, "fid"), 0, m.fid, 1.0)]
+        if lib == "godlpack":
+            cells += [Cell((lib, "noop_typed"), 0, m.noop_typed, nargs=0), Cell((lib, "fid_typed"), 0, m.fid_typed, 1.0)]
     cells.append(Cell(("godlpack", "raw_go_noop"), 0, gosum.raw_go_noop, nargs=0))
     for n in sizes:
         x = np.ones(n, np.float64)
@@ -188,6 +190,8 @@ def cells_main(sizes):
                 continue
             for fn in ("sum", "sum_nogil", "touch", "ndim"):
                 cells.append(Cell((lib, fn), n, getattr(m, fn), x))
+            if lib == "godlpack":
+                cells += [Cell((lib, fn), n, getattr(m, fn), x) for fn in ("sum_typed", "touch_typed")]
         cells += [Cell(("godlpack", fn), n, getattr(gosum, fn), x)
                   for fn in ("raw_dl_sum", "raw_dl0_sum", "raw_dlv_sum", "raw_dlrs_sum", "raw_dlrc_sum", "raw_dlr_sum")]
         cells += [
@@ -230,6 +234,8 @@ def measure(which, args):
 LABELS = {
     "sum": "sum(x) -> float", "sum_nogil": "sum(x), GIL released", "touch": "touch(x) -> None ([]float64 arg)",
     "ndim": "ndim(x) -> int (Tensor arg)", "noop": "noop()", "fid": "fid(1.0) -> float",
+    "noop_typed": "noop(), pyext.Proc0", "fid_typed": "fid(1.0), pyext.Func1", "sum_typed": "sum(x), pyext.Func1",
+    "touch_typed": "touch(x), pyext.Proc1",
     "raw_c_noop": "C METH_NOARGS, no Go (floor)", "raw_go_noop": "C + 1 cgo call to empty Go func",
     "raw_dl_sum": "C __dlpack__(max_version) + cgo sum + del",
     "raw_dl0_sum": "  same, legacy __dlpack__() (nanobind ro)", "raw_dlv_sum": "  + Go ValidateVersioned again",
@@ -254,10 +260,11 @@ def table(rows, gopy_rows, gopy_note, rounds):
     def cell(r):
         return f"{fmt_ns(r['median'])} [{fmt_ns(r['p25'])}-{fmt_ns(r['p75'])}]" if r else "-"
 
-    for fn, szs in (("noop", [0]), ("fid", [0]), ("sum", sizes), ("sum_nogil", sizes), ("touch", sizes),
+    for fn, szs in (("noop", [0]), ("noop_typed", [0]), ("fid", [0]), ("fid_typed", [0]), ("sum", sizes),
+                    ("sum_typed", sizes), ("sum_nogil", sizes), ("touch", sizes), ("touch_typed", sizes),
                     ("ndim", sizes)):
         for n in szs:
-            g, b = idx.get(("godlpack", fn, n)), idx.get(("nanobind", fn, n))
+            g, b = idx.get(("godlpack", fn, n)), idx.get(("nanobind", fn.removesuffix("_typed"), n))
             ratio = f"{g['median'] / b['median']:.2f}" if g and b else "-"
             lines.append(f"{LABELS[fn]:38s} {n or '':>8} {cell(g):>30s} {cell(b):>30s} {ratio:>6s}")
     lines += ["", "breakdown probes (same process)", ""]

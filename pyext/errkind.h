@@ -11,6 +11,7 @@ enum {
   GDL_ERR_TYPE,     /* TypeError */
   GDL_ERR_PANIC,    /* RuntimeError: a Go panic, recovered */
   GDL_ERR_RUNTIME,  /* RuntimeError */
+  GDL_ERR_PYTHON,   /* a Python exception is already set */
 };
 
 #endif

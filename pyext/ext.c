@@ -201,7 +201,10 @@ typedef struct {
   PyModuleDef_Slot slots[2];
   gdl_fn** fns;
   int nfns;
+  int module_id; /* for the Go exec hooks (Module.OnExec) */
 } ext_def;
+
+extern int gdlpyExec(int module_id, PyObject* m, char* err, int errlen);
 
 static int add_func(PyObject* m, gdl_fn* fn) {
   PyMethodDef* def = calloc(1, sizeof *def); /* lives as long as the process */
@@ -233,12 +236,19 @@ static int ext_exec(PyObject* m) {
   for (int i = 0; i < d->nfns; i++) {
     if (add_func(m, d->fns[i]) < 0) return -1;
   }
+  char err[1024];
+  int kind = gdlpyExec(d->module_id, m, err, sizeof err);
+  if (kind == GDL_ERR_PYTHON) return -1; /* the hook left a Python exception */
+  if (kind != GDL_ERR_NONE) {
+    gdl_raise_go(kind, err);
+    return -1;
+  }
   return gdl_warn_other_runtimes(d->def.m_name);
 }
 
 /* The PyInit result of a Go extension module: fns (nfns of them) and the
  * strings must live as long as the process. NULL with MemoryError. */
-PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns) {
+PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, int module_id) {
   ext_def* d = calloc(1, sizeof *d);
   if (d == NULL) return PyErr_NoMemory();
   PyModuleDef init = {PyModuleDef_HEAD_INIT, name, doc, 0, ext_methods, d->slots, NULL, NULL, NULL};
@@ -247,5 +257,6 @@ PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nf
   d->slots[0].value = (void*)ext_exec;
   d->fns = fns;
   d->nfns = nfns;
+  d->module_id = module_id;
   return PyModuleDef_Init(&d->def);
 }

@@ -6,7 +6,7 @@ package pyext
 #include "ext.h"
 #include "errkind.h"
 
-PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns);
+PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, int module_id);
 */
 import "C"
 
@@ -47,7 +47,49 @@ import (
 type Module struct {
 	name, doc string
 	funcs     []*goFunc
+	execs     []func(module unsafe.Pointer) error
 	err       error
+}
+
+// modules lists the modules whose Init ran, for their exec hooks.
+var modules struct {
+	sync.Mutex
+	list []*Module
+}
+
+// OnExec adds fn, run with the new module object (a PyObject*) and the GIL
+// each time the module is created, after its functions were added: for
+// constants or functions written in C. A returned error fails the import
+// (ErrPythonSet: fn set a Python exception itself).
+func (m *Module) OnExec(fn func(module unsafe.Pointer) error) *Module {
+	m.execs = append(m.execs, fn)
+	return m
+}
+
+// ErrPythonSet says that a Python exception is already set.
+var ErrPythonSet = errors.New("pyext: a Python exception is set")
+
+//export gdlpyExec
+func gdlpyExec(id C.int, mod unsafe.Pointer, errBuf *C.char, errLen C.int) (kind C.int) {
+	modules.Lock()
+	m := modules.list[id]
+	modules.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			putError(errBuf, errLen, fmt.Sprintf("Go panic in %s's OnExec: %v", m.name, p))
+			kind = C.GDL_ERR_PANIC
+		}
+	}()
+	for _, fn := range m.execs {
+		if err := fn(mod); err != nil {
+			if errors.Is(err, ErrPythonSet) {
+				return C.GDL_ERR_PYTHON
+			}
+			putError(errBuf, errLen, err.Error())
+			return pyErrKind(err)
+		}
+	}
+	return C.GDL_ERR_NONE
 }
 
 // Option changes how a function is called.
@@ -68,7 +110,13 @@ func NewModule(name, doc string) *Module { return &Module{name: name, doc: doc} 
 // Def adds fn as the Python function name. An unsupported signature is
 // reported by Init as an ImportError.
 func (m *Module) Def(name string, fn any, doc string, opts ...Option) *Module {
-	f, err := newGoFunc(name, fn, doc, opts)
+	var f *goFunc
+	var err error
+	if t, ok := fn.(Typed); ok {
+		f, err = t.build(name, doc, opts)
+	} else {
+		f, err = newGoFunc(name, fn, doc, opts)
+	}
 	if err != nil && m.err == nil {
 		m.err = fmt.Errorf("%s.%s: %w", m.name, name, err)
 	}
@@ -94,7 +142,11 @@ func (m *Module) Init() unsafe.Pointer {
 	for i, f := range m.funcs {
 		fns[i] = f.c
 	}
-	mod := C.gdl_ext_module(name, doc, &fns[0], C.int(len(m.funcs)))
+	modules.Lock()
+	id := len(modules.list)
+	modules.list = append(modules.list, m)
+	modules.Unlock()
+	mod := C.gdl_ext_module(name, doc, &fns[0], C.int(len(m.funcs)), C.int(id))
 	return unsafe.Pointer(mod)
 }
 
@@ -135,6 +187,33 @@ func pyErrKind(err error) C.int {
 	return errKind(err)
 }
 
+// register fills f.c's count, result kinds, strings and flags, and gives f
+// its id.
+func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []byte) {
+	c := f.c
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&c.kinds[0])), C.GDL_MAX_RESULTS+1), kinds)
+	c.nparams = C.int(nparams)
+	c.name = C.CString(name)
+	c.doc = C.CString(doc)
+	for _, o := range opts {
+		switch o {
+		case ReleaseGIL:
+			c.release_gil = 1
+		case ReadOnlyArgs:
+			c.readonly_ok = 1
+		}
+	}
+	registry.Lock()
+	var funcs []*goFunc
+	if p := registry.funcs.Load(); p != nil {
+		funcs = *p
+	}
+	c.id = C.int(len(funcs))
+	funcs = append(funcs[:len(funcs):len(funcs)], f)
+	registry.funcs.Store(&funcs)
+	registry.Unlock()
+}
+
 // registry holds every function defined in this process, by id: an
 // append-only list, published as an immutable snapshot so calls take no lock.
 var registry struct {
@@ -144,6 +223,7 @@ var registry struct {
 
 type goFunc struct {
 	name    string
+	call    typedCall // set for Typed functions: no reflection per call
 	fn      reflect.Value
 	params  []param
 	results []result
@@ -210,28 +290,8 @@ func newGoFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) 
 		f.results = append(f.results, r)
 		kinds = append(kinds, r.kind)
 	}
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(&c.kinds[0])), C.GDL_MAX_RESULTS+1), kinds)
-	c.nparams = C.int(t.NumIn())
-	c.name = C.CString(name)
-	c.doc = C.CString(doc)
-	for _, o := range opts {
-		switch o {
-		case ReleaseGIL:
-			c.release_gil = 1
-		case ReadOnlyArgs:
-			c.readonly_ok = 1
-		}
-	}
 	f.c = c
-	registry.Lock()
-	var funcs []*goFunc
-	if p := registry.funcs.Load(); p != nil {
-		funcs = *p
-	}
-	c.id = C.int(len(funcs))
-	funcs = append(funcs[:len(funcs):len(funcs)], f)
-	registry.funcs.Store(&funcs)
-	registry.Unlock()
+	register(f, name, doc, opts, t.NumIn(), kinds)
 	return f, nil
 }
 
@@ -324,28 +384,13 @@ func sliceParam(t reflect.Type) (param, bool) {
 	return nil, false
 }
 
-// typedSlice is a []E over a compact view of exactly E's dtype (t is []E or
-// a named type of it). unsafe.Slice makes no new type per length.
+// typedSlice converts array arguments to []E (t is []E or a named type of it).
 func typedSlice[E godlpack.Element](t reflect.Type) param {
-	dt := godlpack.DTypeOf[E]()
 	named := t != reflect.TypeFor[[]E]()
 	return func(v *C.gdl_value, name string, i int) (reflect.Value, error) {
-		view := cView(v)
-		if view.DType != dt {
-			return reflect.Value{}, &BufferError{fmt.Sprintf("%s() argument %d: dtype %v, want %v", name, i+1, view.DType, dt)}
-		}
-		if !view.IsCompact() {
-			return reflect.Value{}, &BufferError{fmt.Sprintf("%s() argument %d: not C-contiguous (strides %v for shape %v); pass a contiguous copy", name, i+1, view.Strides, view.Shape)}
-		}
-		n, err := view.NumElements() // C validated it: no overflow
+		s, err := sliceView[E](v, name, i)
 		if err != nil {
-			return reflect.Value{}, &BufferError{err.Error()}
-		}
-		var s []E
-		if n > 0 {
-			s = unsafe.Slice((*E)(unsafe.Add(view.Data, view.ByteOffset)), n)
-		} else {
-			s = []E{}
+			return reflect.Value{}, err
 		}
 		rv := reflect.ValueOf(s)
 		if named {
@@ -353,6 +398,27 @@ func typedSlice[E godlpack.Element](t reflect.Type) param {
 		}
 		return rv, nil
 	}
+}
+
+// sliceView is a []E over an array argument's compact memory of exactly E's
+// dtype. unsafe.Slice makes no new type per length.
+func sliceView[E godlpack.Element](v *C.gdl_value, name string, i int) ([]E, error) {
+	dt := godlpack.DTypeOf[E]()
+	view := cView(v)
+	if view.DType != dt {
+		return nil, &BufferError{fmt.Sprintf("%s() argument %d: dtype %v, want %v", name, i+1, view.DType, dt)}
+	}
+	if !view.IsCompact() {
+		return nil, &BufferError{fmt.Sprintf("%s() argument %d: not C-contiguous (strides %v for shape %v); pass a contiguous copy", name, i+1, view.Strides, view.Shape)}
+	}
+	n, err := view.NumElements() // C validated it: no overflow
+	if err != nil {
+		return nil, &BufferError{err.Error()}
+	}
+	if n == 0 {
+		return []E{}, nil
+	}
+	return unsafe.Slice((*E)(unsafe.Add(view.Data, view.ByteOffset)), n), nil
 }
 
 // cView describes an array argument that the C trampoline has validated
@@ -471,6 +537,14 @@ func gdlpyCall(id C.int, in *C.gdl_value, nin C.int, out *C.gdl_value, nout *C.i
 		}
 	}()
 	ins := unsafe.Slice(in, int(nin))
+	if f.call != nil {
+		n, err := f.call(ins, unsafe.Slice(out, C.GDL_MAX_RESULTS), f.name)
+		*nout = C.int(n)
+		if err != nil {
+			return f.fail(err, errBuf, errLen)
+		}
+		return C.GDL_ERR_NONE
+	}
 	args := make([]reflect.Value, len(f.params))
 	var spans []span
 	for i, p := range f.params {

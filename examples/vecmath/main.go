@@ -13,11 +13,14 @@ import (
 	"github.com/godlpack/godlpack/pyext"
 )
 
+// pyext.Proc2, FuncE2, Func1 wrap each function with conversions chosen
+// here, so calls use no reflection; a plain function works too (clip).
 var module = pyext.NewModule("vecmath", "Vector math in Go, on any DLPack array.").
-	Def("scale", scale, "scale(x, a)\n--\n\nMultiply the float32 array x by a, in place.", pyext.ReleaseGIL).
-	Def("add", add, "add(x, y)\n--\n\nx + y as a new float64 array allocated by Go.", pyext.ReadOnlyArgs).
-	Def("norm", norm, "norm(x)\n--\n\nThe Euclidean norm of a float64 array.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
-	Def("fail", fail, "fail(how)\n--\n\nRaises: how is 'error', 'buffer' or 'panic' (for tests).")
+	Def("scale", pyext.Proc2(scale), "scale(x, a)\n--\n\nMultiply the float32 array x by a, in place.", pyext.ReleaseGIL).
+	Def("add", pyext.FuncE2(add), "add(x, y)\n--\n\nx + y as a new float64 array allocated by Go.", pyext.ReadOnlyArgs).
+	Def("norm", pyext.Func1(norm), "norm(x)\n--\n\nThe Euclidean norm of a float64 array.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
+	Def("clip", clip, "clip(x, lo, hi)\n--\n\nClamp x to [lo, hi] in place; returns how many changed.").
+	Def("fail", pyext.Func1(fail), "fail(how)\n--\n\nRaises: how is 'error', 'buffer' or 'panic' (for tests).")
 
 func scale(x []float32, a float32) {
 	for i := range x {
@@ -42,6 +45,19 @@ func norm(x []float64) float64 {
 		s += v * v
 	}
 	return math.Sqrt(s)
+}
+
+func clip(x []float64, lo, hi float64) (int, error) {
+	if lo > hi {
+		return 0, &pyext.ValueError{Msg: "clip: lo > hi"}
+	}
+	n := 0
+	for i, v := range x {
+		if c := min(max(v, lo), hi); c != v {
+			x[i], n = c, n+1
+		}
+	}
+	return n, nil
 }
 
 func fail(how string) error {

@@ -43,6 +43,16 @@ def test_norm_returns_a_float():
     assert vecmath.norm(np.zeros(0)) == 0.0
 
 
+def test_clip_a_plain_go_function_defined_through_reflection():
+    x = np.array([-2.0, 0.5, 3.0, 1.0])
+    assert vecmath.clip(x, 0.0, 1.0) == 2
+    assert x.tolist() == [0.0, 0.5, 1.0, 1.0]
+    with pytest.raises(ValueError, match="lo > hi"):
+        vecmath.clip(x, 1.0, 0.0)
+    with pytest.raises(BufferError, match="dtype float32, want float64"):
+        vecmath.clip(np.zeros(2, np.float32), 0.0, 1.0)
+
+
 def test_read_only_arrays_go_only_where_the_function_allows():
     x = np.arange(4.0)
     x.setflags(write=False)

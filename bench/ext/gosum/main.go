@@ -27,7 +27,12 @@ var module = pyext.NewModule("gosum", "Per-call cost probes for bench/ext_bench.
 	Def("noop", noop, "noop(): nothing.").
 	Def("fid", fid, "fid(a): a.").
 	Def("touch", touch, "touch(x): takes a float64 array, returns None.", pyext.ReadOnlyArgs).
-	Def("ndim", ndim, "ndim(t): the number of dimensions of any array (a godlpack.Tensor).", pyext.ReadOnlyArgs)
+	Def("ndim", ndim, "ndim(t): the number of dimensions of any array (a godlpack.Tensor).", pyext.ReadOnlyArgs).
+	// The same functions wrapped by pyext's typed constructors (no reflection per call).
+	Def("sum_typed", pyext.Func1(sum), "sum(x), typed.", pyext.ReadOnlyArgs).
+	Def("noop_typed", pyext.Proc0(noop), "noop(), typed.").
+	Def("fid_typed", pyext.Func1(fid), "fid(a), typed.").
+	Def("touch_typed", pyext.Proc1(touch), "touch(x), typed.", pyext.ReadOnlyArgs)
 
 func sum(x []float64) float64 {
 	var s float64
@@ -94,13 +99,17 @@ func gosumReflectSum(m unsafe.Pointer, how C.int) C.double {
 	return C.double(sumValue.Call([]reflect.Value{x})[0].Float())
 }
 
-//export PyInit_gosum
-func PyInit_gosum() unsafe.Pointer {
-	m := module.Init()
-	if m != nil && C.gosum_add_raw((*C.PyObject)(m)) < 0 {
+// The hand-written C probes join the module when it is created.
+func init() {
+	module.OnExec(func(m unsafe.Pointer) error {
+		if C.gosum_add_raw((*C.PyObject)(m)) < 0 {
+			return pyext.ErrPythonSet
+		}
 		return nil
-	}
-	return m
+	})
 }
+
+//export PyInit_gosum
+func PyInit_gosum() unsafe.Pointer { return module.Init() }
 
 func main() {}
