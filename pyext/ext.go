@@ -113,9 +113,14 @@ func (m *Module) Def(name string, fn any, doc string, opts ...Option) *Module {
 	var f *goFunc
 	var err error
 	if t, ok := fn.(Typed); ok {
-		f, err = t.build(name, doc, opts)
-	} else {
-		f, err = newGoFunc(name, fn, doc, opts)
+		if f, err = t.build(name, doc, opts); err == nil {
+			f.typ = t.typ
+		}
+	} else if f, err = newGoFunc(name, fn, doc, opts); err == nil {
+		f.typ = reflect.TypeOf(fn)
+	}
+	if f != nil {
+		f.doc = doc
 	}
 	if err != nil && m.err == nil {
 		m.err = fmt.Errorf("%s.%s: %w", m.name, name, err)
@@ -223,7 +228,9 @@ var registry struct {
 
 type goFunc struct {
 	name    string
-	call    typedCall // set for Typed functions: no reflection per call
+	doc     string
+	typ     reflect.Type // the Go function's type, for Stub
+	call    typedCall    // set for Typed functions: no reflection per call
 	fn      reflect.Value
 	params  []param
 	results []result

@@ -40,3 +40,12 @@ def test_a_second_go_runtime_is_reported(tmp_path):
     warned, selves = r.stdout.strip().splitlines()
     assert "another Go runtime" in warned and "vecmath" in warned and "SIGURG" in warned
     assert selves == "[False, True]"
+
+
+def test_vecmath_go_tests_pass_and_its_stub_is_current():
+    """examples/vecmath's own Go test: its .pyi matches pyext.Module.Stub()."""
+    env = dict(os.environ, CGO_CFLAGS=f"-I{sysconfig.get_paths()['include']}", GOFLAGS="-buildvcs=false")
+    r = subprocess.run(["go", "test", "-count=1", "./..."], cwd=EXAMPLE, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ok" in r.stdout
