@@ -13,7 +13,8 @@ TEST_DEPS := $(shell $(BASEPYTHON) tools/extras.py dev)
 export CGO_CFLAGS := -I$(PYINCLUDE) -O2
 export GOFLAGS := -buildvcs=false
 EXT := pyext/godlpack/_godlpack$(EXT_SUFFIX)
-GOFILES := $(shell git ls-files '*.go' '*.c' '*.h')
+# The project's own sources (git's list; a source tree without .git, e.g. the sdist, is searched).
+GOFILES := $(shell git ls-files '*.go' '*.c' '*.h' 2>/dev/null || find . -path ./.venv -prune -o \( -name '*.go' -o -name '*.c' -o -name '*.h' \) -print)
 
 .PHONY: all ext probe venv test gotest pytest lint bench soak clean generate
 
