@@ -4,8 +4,8 @@
 # them as seeds from then on (consumer/testdata/fuzz/FuzzValidate holds some).
 FUZZTIME ?= 60s
 # dir:FuzzName for every `func FuzzName` in a _test.go file.
-FUZZ_TARGETS = $(shell grep -ro --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' . | \
-	sed 's|/[^/]*:func |:|' | sort -u)
+FUZZ_TARGETS = $(shell git ls-files '*_test.go' | xargs grep -o '^func Fuzz[A-Za-z0-9_]*' | \
+	sed 's|^|./|; s|/[^/]*:func |:|' | sort -u)
 .PHONY: fuzz
 fuzz:
 	@set -e; for pt in $(FUZZ_TARGETS); do \
