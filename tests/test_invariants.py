@@ -86,6 +86,46 @@ def test_negative_shape_is_refused(shape, versioned):
     assert p.deleter_calls == 1
 
 
+@pytest.mark.parametrize("versioned", [True, False])
+def test_int64_min_stride_is_refused_by_name(versioned):
+    """|INT64_MIN| does not exist: the validator names the stride instead of
+    computing with it (negating it is undefined behaviour)."""
+    p = CtypesProducer(np.zeros(4, np.int8), versioned=versioned, shape=[2], strides=[-(2**63)])
+    with pytest.raises(BufferError, match="INT64_MIN"):
+        godlpack.from_dlpack(p)
+    assert p.deleter_calls == 1
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+def test_stride_extent_that_wraps_is_refused(versioned):
+    """(2**62 + 1) * 4 wraps to 4 in 64 bits: a validator that trusted the
+    wrapped product would accept a view spanning 2**64 + 4 bytes."""
+    p = CtypesProducer(np.zeros(4, np.int8), versioned=versioned, shape=[2**62 + 2], strides=[4])
+    with pytest.raises(BufferError, match="overflow"):
+        godlpack.from_dlpack(p)
+    assert p.deleter_calls == 1
+
+
+def test_copy_true_of_a_godlpack_tensor_is_marked_copied():
+    t = godlpack.arange(4.0)
+    c = godlpack.from_dlpack(t, copy=True)
+    assert c.is_copied and not t.is_copied
+    assert c.data_ptr != t.data_ptr and c.tolist() == t.tolist()
+
+
+def test_copy_true_onto_the_cpu_is_marked_copied():
+    """A godlpack tensor in pinned host memory, copied onto the CPU."""
+    a = np.arange(4.0)
+    p = CtypesProducer(a, device=(3, 0))  # CUDAHost: CPU-accessible host memory
+    t = godlpack.from_dlpack(p)
+    c = godlpack.from_dlpack(t, device=(1, 0), copy=True)
+    assert t.device == (3, 0) and c.device == (1, 0)
+    assert c.is_copied and c.tolist() == a.tolist() and c.data_ptr != t.data_ptr
+    del t, c
+    gc.collect()
+    assert p.deleter_calls == 1
+
+
 # --- frees, counted -------------------------------------------------------------------------
 
 _SANITIZED = bool(os.environ.get("GODLPACK_SANITIZER"))

@@ -59,7 +59,7 @@ MUTANTS = [
            "gdl_managed_free(f->managed, f->versioned);",
            "gdl_managed_free(f->managed, f->versioned); gdl_managed_free(f->managed, f->versioned);", IMPORT),
     Mutant("owner: decref releases one reference early", "core/owner.c",
-           "__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0", "__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) <= 1",
+           "__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) != 0) return;", "__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) > 1) return;",
            IMPORT),
     Mutant("owner: export never takes a reference", "core/owner.c",
            "gdl_fill_dims(&m->dl_tensor, view, (int64_t*)(m + 1));\n  gdl_owner_incref(owner);\n  __atomic_add_fetch(&live_exports, 1, __ATOMIC_RELAXED);\n  return m;\n}\n\nDLManagedTensor*",
@@ -76,9 +76,9 @@ MUTANTS = [
     Mutant("capsule: taking a capsule does not rename it to used_*", "capsule/capsule.c",
            "if (PyCapsule_SetName(capsule, used) != 0) return NULL;", "(void)used;", IMPORT),
     Mutant("import: deleter not run on a validator refusal", "pyext/tensor.c",
-           "  if (bad) {\n    gdl_owner_decref(owner);", "  if (bad) {", IMPORT),
+           "  if (bad) {\n    gdl_owner_decref_keep_error(owner);", "  if (bad) {", IMPORT),
     Mutant("import: deleter not run on a padded sub-byte refusal", "pyext/tensor.c",
-           "        (uint32_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes < 8) {\n      gdl_owner_decref(owner);",
+           "        (uint32_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes < 8) {\n      gdl_owner_decref_keep_error(owner);",
            "        (uint32_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes < 8) {", IMPORT),
     Mutant("import: deleter not run when the producer is on the wrong device", "pyext/import.c",
            "      Py_DECREF(result); /* may run the producer's deleter: t is gone after this */",
@@ -147,7 +147,7 @@ MUTANTS = [
     Mutant("tensor: Tensor object never freed", "pyext/tensor.c",
            "  PyObject_Free(self);\n  /* Last:", "  /* Last:", MEMORY),
     Mutant("tensor: Tensor never releases its owner", "pyext/tensor.c",
-           "if (o != NULL) gdl_owner_decref(o);", "(void)o;", IMPORT),
+           "if (o != NULL) gdl_owner_decref_keep_error(o);", "(void)o;", IMPORT),
 ]
 
 
