@@ -16,7 +16,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdlib.h>
-#include "godlpack/dlpack.h"
+#include "godlpack/godlpack.h" /* dlpack.h and the exchange API capsule name */
 
 /* --- the holder: one object per import, the deleter runs in its dealloc --- */
 typedef struct {
