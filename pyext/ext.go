@@ -553,17 +553,12 @@ func gdlpyCall(id C.int, in *C.gdl_value, nin C.int, out *C.gdl_value, nout *C.i
 		return C.GDL_ERR_NONE
 	}
 	args := make([]reflect.Value, len(f.params))
-	var spans []span
 	for i, p := range f.params {
 		a, err := p(&ins[i], f.name, i)
 		if err != nil {
 			return f.fail(err, errBuf, errLen)
 		}
 		args[i] = a
-		if a.Kind() == reflect.Slice && a.Len() > 0 {
-			lo := uintptr(a.Index(0).Addr().UnsafePointer())
-			spans = append(spans, span{lo, lo + uintptr(a.Len())*a.Type().Elem().Size()})
-		}
 	}
 	res := f.fn.Call(args)
 	if f.hasErr {
@@ -573,6 +568,10 @@ func gdlpyCall(id C.int, in *C.gdl_value, nin C.int, out *C.gdl_value, nout *C.i
 	}
 	outs := unsafe.Slice(out, C.GDL_MAX_RESULTS)
 	for i, r := range f.results {
+		var spans []span
+		if r.kind == C.GDL_V_ARRAY {
+			spans = arraySpans(ins) // a returned slice must not alias an argument
+		}
 		if err := r.put(res[i], &outs[i], spans); err != nil {
 			*nout = C.int(i) // the ones before are C's to free
 			return f.fail(err, errBuf, errLen)

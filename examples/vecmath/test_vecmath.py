@@ -154,3 +154,9 @@ def test_many_distinct_lengths_do_not_grow_memory():
     grown = _rss() - before
     # Before the fix: about 27 MiB here. Allocator noise stays well below 8.
     assert grown < 8 << 20, f"RSS grew {grown / 2**20:.1f} MiB over 100,000 distinct lengths"
+
+
+def test_a_result_aliasing_an_argument_is_refused():
+    """Returning an argument's memory would hand Python memory freed after the call."""
+    with pytest.raises(ValueError, match="aliases an argument"):
+        vecmath.echo(np.arange(3.0))

@@ -21,5 +21,7 @@ def norm(arg1: Any, /) -> float:
     "The Euclidean norm of a float64 array."
 def clip(arg1: Any, arg2: float, arg3: float, /) -> int:
     "Clamp x to [lo, hi] in place; returns how many changed."
+def echo(arg1: Any, /) -> Tensor:
+    "Returns x itself: refused, the result would alias an argument (for tests)."
 def fail(arg1: str, /) -> None:
     "Raises: how is 'error', 'buffer' or 'panic' (for tests)."
