@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "owner.h"
+#include "shape.h"
 
 static int64_t live_owners, live_exports;
 
@@ -143,11 +144,7 @@ void gdl_fill_dims(DLTensor* dst, const DLTensor* view, int64_t* dims) {
   if (n > 0 && view->strides != NULL) {
     memcpy(dims + n, view->strides, (size_t)n * sizeof(int64_t));
   } else {
-    int64_t acc = 1;
-    for (int32_t i = n - 1; i >= 0; i--) {
-      dims[n + i] = acc;
-      if (view->shape[i] > 0) acc *= view->shape[i];
-    }
+    gdl_compact_strides(view->shape, n, dims + n);
   }
 }
 

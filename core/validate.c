@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include "validate.h"
+#include "shape.h"
 
 static int refuse(char* msg, size_t n, int kind, const char* fmt, ...) {
   if (msg != NULL && n > 0) {
@@ -17,47 +18,28 @@ static int refuse(char* msg, size_t n, int kind, const char* fmt, ...) {
   return kind;
 }
 
-static int mul_ok(int64_t a, int64_t b, int64_t* out) {
-  return a >= 0 && b >= 0 && !__builtin_mul_overflow(a, b, out);
-}
-
-/* Element count, stride span and address checks (NumElements and ByteSpan of
- * the Go Tensor compute the same). */
+/* Element count, stride span and address checks (shape.c computes them). */
 static int check_extent(const DLTensor* t, uint8_t bits, char* msg, size_t n) {
-  int32_t nd = t->ndim;
-  int zero = 0;
-  for (int32_t i = 0; i < nd; i++) {
-    if (t->shape[i] < 0)
+  int64_t count;
+  int32_t i = 0;
+  switch (gdl_shape_count_checked(t->shape, t->ndim, &count, &i)) {
+    case GDL_SHAPE_NEGATIVE:
       return refuse(msg, n, GDL_E_SHAPE, "shape[%d] = %lld is negative", i, (long long)t->shape[i]);
-    if (t->shape[i] == 0) zero = 1;
-  }
-  int64_t count = 1;
-  if (zero) {
-    count = 0;
-  } else {
-    for (int32_t i = 0; i < nd; i++)
-      if (!mul_ok(count, t->shape[i], &count))
-        return refuse(msg, n, GDL_E_OVERFLOW, "product of shape up to dim %d overflows", i);
+    case GDL_SHAPE_OVERFLOW:
+      return refuse(msg, n, GDL_E_OVERFLOW, "product of shape up to dim %d overflows", i);
   }
   if (count == 0) return GDL_OK; /* an empty view touches no memory */
-  int64_t lo = 0, hi = count - 1;
-  if (t->strides != NULL) {
-    hi = 0;
-    for (int32_t i = 0; i < nd; i++) {
-      int64_t s = t->shape[i], st = t->strides[i], ext;
-      if (s == 1) continue; /* the stride of a size-1 dim is never used */
-      if (st == INT64_MIN) return refuse(msg, n, GDL_E_OVERFLOW, "strides[%d] is INT64_MIN", i);
-      if (!mul_ok(s - 1, st < 0 ? -st : st, &ext))
-        return refuse(msg, n, GDL_E_OVERFLOW, "(shape[%d]-1)*strides[%d] overflows", i, i);
-      if (st > 0 ? __builtin_add_overflow(hi, ext, &hi) : __builtin_sub_overflow(lo, ext, &lo))
-        return refuse(msg, n, GDL_E_OVERFLOW, "stride span overflows at dim %d", i);
-    }
+  uint64_t lo_bytes, hi_bytes;
+  switch (gdl_byte_span(t->shape, t->strides, t->ndim, (uint64_t)bits * t->dtype.lanes, &lo_bytes, &hi_bytes, &i)) {
+    case GDL_SPAN_INT64_MIN:
+      return refuse(msg, n, GDL_E_OVERFLOW, "strides[%d] is INT64_MIN", i);
+    case GDL_SPAN_EXTENT:
+      return refuse(msg, n, GDL_E_OVERFLOW, "(shape[%d]-1)*strides[%d] overflows", i, i);
+    case GDL_SPAN_SUM:
+      return refuse(msg, n, GDL_E_OVERFLOW, "stride span overflows at dim %d", i);
+    case GDL_SPAN_BYTES:
+      return refuse(msg, n, GDL_E_OVERFLOW, "byte span of the view overflows");
   }
-  int64_t per = (int64_t)bits * t->dtype.lanes, lo_bits, hi_bits;
-  /* Go's abs64(INT64_MIN) and ehi+1 wrap to negative and are then refused. */
-  if (lo == INT64_MIN || hi == INT64_MAX || !mul_ok(-lo, per, &lo_bits) || !mul_ok(hi + 1, per, &hi_bits))
-    return refuse(msg, n, GDL_E_OVERFLOW, "byte span of the view overflows");
-  uint64_t lo_bytes = (uint64_t)(lo_bits / 8 + (lo_bits % 8 != 0)), hi_bytes = (uint64_t)((hi_bits + 7) / 8);
   uintptr_t addr = (uintptr_t)t->data;
   if (addr < GDL_MIN_DATA_ADDRESS) {
     if (addr != 0)

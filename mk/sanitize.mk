@@ -1,7 +1,9 @@
 # The extension built with AddressSanitizer (go build -asan instruments Go and
 # the cgo C code) or UBSan (C code; any report aborts), installed with the
 # Python package under build/<san>/, and the pytest suite run against it.
-# RSS and glibc-heap checks skip there (GODLPACK_SANITIZER is set).
+# RSS and glibc-heap checks skip there (GODLPACK_SANITIZER is set). pytest's
+# pythonpath setting (pyext first) is overridden so the instrumented build is
+# the one imported; tests/conftest.py checks that it is.
 SAN_CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address
 SAN_LDFLAGS_asan := -fsanitize=address
 SAN_GOFLAGS_asan := -asan
@@ -22,4 +24,4 @@ asan-ext ubsan-ext: %-ext: probe
 asan ubsan: %: %-ext venv
 	LD_PRELOAD="$(SAN_PRELOAD_$*)" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 PYTHONMALLOC=malloc GODLPACK_SANITIZER=$* \
-	  PYTHONPATH=$(CURDIR)/build/$*:$(CURDIR)/pyext $(PYTHON) -m pytest -q -p no:cacheprovider $(SAN_TESTS)
+	  PYTHONPATH=$(CURDIR)/build/$*:$(CURDIR)/pyext $(PYTHON) -m pytest -q -p no:cacheprovider -o pythonpath=tests $(SAN_TESTS)

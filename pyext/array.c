@@ -40,15 +40,10 @@ static PyObject* unpacked(GdlTensor* t) {
   }
   if (gdl_host_sync(t->view.device, t->stream) != 0) return NULL;
   int32_t n = t->view.ndim;
-  int64_t count = 1, bits = t->view.dtype.bits;
-  for (int32_t i = 0; i < n; i++) count *= t->dims[i]; /* validated: fits int64 */
-  int64_t acc = 1; /* row-major compact only, as the Go copy requires */
-  for (int32_t i = n - 1; i >= 0; i--) {
-    if (t->dims[i] != 1 && t->dims[n + i] != acc && count != 0) {
-      PyErr_SetString(PyExc_BufferError, "a strided packed float6/float4 view cannot be given to NumPy");
-      return NULL;
-    }
-    acc *= t->dims[i];
+  int64_t count = gdl_shape_count(t->dims, n), bits = t->view.dtype.bits;
+  if (!gdl_is_compact(t->dims, t->dims + n, n, 0)) { /* row-major compact only, as the Go copy requires */
+    PyErr_SetString(PyExc_BufferError, "a strided packed float6/float4 view cannot be given to NumPy");
+    return NULL;
   }
   void* out;
   gdl_owner* owner = gdl_owner_alloc((uint64_t)count, &out);

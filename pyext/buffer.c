@@ -23,18 +23,6 @@ static const char* buffer_format(DLDataType dt) {
   return NULL;
 }
 
-static int is_contig(const GdlTensor* t, int fortran) {
-  int32_t n = t->view.ndim;
-  int64_t acc = 1;
-  for (int32_t k = 0; k < n; k++) if (t->dims[k] == 0) return 1;
-  for (int32_t k = 0; k < n; k++) {
-    int32_t i = fortran ? k : n - 1 - k;
-    if (t->dims[i] != 1 && t->dims[n + i] != acc) return 0;
-    acc *= t->dims[i];
-  }
-  return 1;
-}
-
 static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
   GdlTensor* t = (GdlTensor*)obj;
   if (!gdl_cpu_accessible(t->view.device.device_type)) {
@@ -51,7 +39,8 @@ static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
     return -1;
   }
   if (gdl_host_sync(t->view.device, t->stream) != 0) return -1; /* managed memory: GPU work first */
-  int c = is_contig(t, 0), f = is_contig(t, 1);
+  int32_t nd = t->view.ndim;
+  int c = gdl_is_compact(t->dims, t->dims + nd, nd, 0), f = gdl_is_compact(t->dims, t->dims + nd, nd, 1);
   if (((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c) ||
       ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f) ||
       ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c && !f) ||
@@ -74,9 +63,8 @@ static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
       t->bufdims[n + i] = t->dims[i] > 1 ? (Py_ssize_t)(t->dims[n + i] * itemsize) : 0;
     }
   }
-  Py_ssize_t count = 1, len;
-  for (int32_t i = 0; i < n; i++) count *= (Py_ssize_t)t->dims[i]; /* validated: fits int64 */
-  if (__builtin_mul_overflow(count, itemsize, &len)) {
+  Py_ssize_t len;
+  if (__builtin_mul_overflow((Py_ssize_t)gdl_shape_count(t->dims, n), itemsize, &len)) {
     PyErr_SetString(PyExc_BufferError, "the view's length in bytes overflows (a broadcast view?)");
     return -1;
   }

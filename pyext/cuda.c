@@ -173,25 +173,6 @@ int gdl_host_sync(DLDevice dev, intptr_t stream) {
   return r == 0 ? 0 : fail("stream synchronize", r);
 }
 
-/* The bytes [lo, hi) a view touches, relative to its first element: none
- * for an empty view, whatever its strides. 0, or -1 if the span overflows. */
-static int byte_span(const GdlTensor* t, int64_t* lo, int64_t* hi) {
-  int64_t item = ((int64_t)t->view.dtype.bits * t->view.dtype.lanes + 7) / 8;
-  *lo = *hi = 0;
-  for (int32_t i = 0; i < t->view.ndim; i++) {
-    if (t->dims[i] == 0) return 0;
-  }
-  *hi = item;
-  for (int32_t i = 0; i < t->view.ndim; i++) {
-    int64_t n = t->dims[i], s = t->dims[t->view.ndim + i], ext;
-    if (__builtin_mul_overflow(n - 1, s, &ext) || __builtin_mul_overflow(ext, item, &ext) ||
-        __builtin_add_overflow(ext < 0 ? *lo : *hi, ext, ext < 0 ? lo : hi))
-      return -1;
-  }
-  int64_t span;
-  return __builtin_sub_overflow(*hi, *lo, &span) ? -1 : 0;
-}
-
 /* Memory allocated through the driver, holding a reference to the primary
  * context it lives in until it is freed. */
 enum { MEM_DEVICE, MEM_MANAGED, MEM_HOST };
@@ -259,13 +240,16 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
     return NULL;
   }
   if (ready() != 0) return NULL;
-  int64_t lo, hi;
-  if (byte_span(t, &lo, &hi) != 0) {
+  uint64_t before, after;
+  int32_t dim;
+  int32_t nd = t->view.ndim;
+  if (gdl_byte_span(t->dims, t->dims + nd, nd, (uint64_t)t->view.dtype.bits * t->view.dtype.lanes, &before, &after,
+                    &dim) != GDL_SHAPE_OK) {
     PyErr_SetString(PyExc_BufferError, "godlpack: the tensor's byte span overflows");
     return NULL;
   }
-  size_t n = (size_t)(hi - lo);
-  char* first = (char*)t->view.data + t->view.byte_offset;
+  size_t n = (size_t)(before + after); /* both bounded by the validated view */
+  char* first = (char*)t->view.data + t->view.byte_offset - before;
   int32_t gpu = to.device_type == kDLCPU ? t->view.device.device_id : to.device_id;
   CUdevice dev;
   CUresult r = enter(gpu, &dev);
@@ -277,7 +261,7 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
   void* base = NULL;
   if (r == 0 && to.device_type == kDLCPU) {
     owner = gdl_owner_alloc(n, &base);
-    r = owner == NULL ? 2 /* out of memory */ : (n ? cu.MemcpyDtoH(base, (CUdeviceptr)(first + lo), n) : 0);
+    r = owner == NULL ? 2 /* out of memory */ : (n ? cu.MemcpyDtoH(base, (CUdeviceptr)first, n) : 0);
   } else if (r == 0) {
     cuda_owner* c;
     r = cuda_alloc(MEM_DEVICE, n, dev, to.device_id, &c);
@@ -285,7 +269,7 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
       owner = &c->base;
       base = c->ptr;
       CUdeviceptr d = (CUdeviceptr)(uintptr_t)base;
-      if (n) r = from == kDLCUDA ? cu.MemcpyDtoD(d, (CUdeviceptr)(first + lo), n) : cu.MemcpyHtoD(d, first + lo, n);
+      if (n) r = from == kDLCUDA ? cu.MemcpyDtoD(d, (CUdeviceptr)first, n) : cu.MemcpyHtoD(d, first, n);
     }
   }
   leave(dev);
@@ -295,7 +279,7 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
   }
   DLTensor v = t->view;
   v.data = base;
-  v.byte_offset = (uint64_t)(-lo);
+  v.byte_offset = before;
   v.device = to;
   return gdl_tensor_new(owner, &v, DLPACK_FLAG_BITMASK_IS_COPIED);
 }
@@ -305,15 +289,11 @@ PyObject* gdl_cuda_copy(GdlTensor* t, DLDevice to, intptr_t stream) { return spa
 /* A compact copy of a CUDAHost or CUDAManaged tensor in new memory of the
  * same kind, made by the CPU once the tensor's stream is done. */
 static PyObject* host_kind_copy(GdlTensor* t, int kind, uint64_t flags) {
-  uint64_t bits = (uint64_t)t->view.dtype.bits * t->view.dtype.lanes, n = 1;
-  for (int32_t i = 0; i < t->view.ndim; i++) {
-    if (__builtin_mul_overflow(n, (uint64_t)t->dims[i], &n)) n = UINT64_MAX;
-  }
-  if (__builtin_mul_overflow(n, bits, &n) || n / 8 > SIZE_MAX / 2) {
+  uint64_t n;
+  if (gdl_compact_nbytes(t->dims, t->view.ndim, t->view.dtype, &n) != GDL_SHAPE_OK) {
     PyErr_SetString(PyExc_MemoryError, "a compact copy of this (broadcast) view would not fit in memory");
     return NULL;
   }
-  n = n / 8 + (n % 8 != 0);
   if (ready() != 0 || !gdl_go_ready() || gdl_host_sync(t->view.device, t->stream) != 0) return NULL;
   CUdevice dev;
   CUresult r = enter(t->view.device.device_id, &dev);

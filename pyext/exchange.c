@@ -24,19 +24,19 @@ static int ex_alloc(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
     report(ctx, set_error, "ValueError", "godlpack allocator: invalid prototype (ndim, shape or dtype)");
     return -1;
   }
-  uint64_t bits = (uint64_t)proto->dtype.bits * proto->dtype.lanes, n = 1;
-  for (int32_t i = 0; i < proto->ndim; i++) {
-    if (proto->shape[i] < 0 || __builtin_mul_overflow(n, (uint64_t)proto->shape[i], &n)) {
+  uint64_t nbytes;
+  switch (gdl_compact_nbytes(proto->shape, proto->ndim, proto->dtype, &nbytes)) {
+    case GDL_SHAPE_OK:
+      break;
+    case GDL_SPAN_BYTES:
+      report(ctx, set_error, "MemoryError", "godlpack allocator: size overflows");
+      return -1;
+    default:
       report(ctx, set_error, "ValueError", "godlpack allocator: negative or overflowing shape");
       return -1;
-    }
-  }
-  if (n > (UINT64_MAX - 7) / bits) {
-    report(ctx, set_error, "MemoryError", "godlpack allocator: size overflows");
-    return -1;
   }
   void* data;
-  gdl_owner* owner = gdl_owner_alloc((n * bits + 7) / 8, &data);
+  gdl_owner* owner = gdl_owner_alloc(nbytes, &data);
   if (owner == NULL) {
     report(ctx, set_error, "MemoryError", "godlpack allocator: out of memory");
     return -1;

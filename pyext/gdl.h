@@ -13,6 +13,7 @@
 #include "tables_gen.h"
 #include "capsule.h"
 #include "validate.h"
+#include "shape.h"
 
 #define GDL_INLINE_DIMS 8
 

@@ -110,11 +110,7 @@ static PyObject* int64_tuple(const int64_t* v, int32_t n) {
   return t;
 }
 
-static int64_t num_elements(const GdlTensor* t) {
-  int64_t n = 1; /* validated on import: cannot overflow */
-  for (int32_t i = 0; i < t->view.ndim; i++) n *= t->dims[i];
-  return n;
-}
+static int64_t num_elements(const GdlTensor* t) { return gdl_shape_count(t->dims, t->view.ndim); }
 
 static PyObject* get_shape(GdlTensor* t, void* c) { (void)c; return int64_tuple(t->dims, t->view.ndim); }
 static PyObject* get_strides(GdlTensor* t, void* c) {
@@ -165,14 +161,7 @@ static PyObject* get_dtype(GdlTensor* t, void* c) {
 
 static PyObject* get_is_contiguous(GdlTensor* t, void* c) {
   (void)c;
-  int64_t acc = 1;
-  int32_t n = t->view.ndim;
-  if (num_elements(t) == 0) Py_RETURN_TRUE;
-  for (int32_t i = n - 1; i >= 0; i--) {
-    if (t->dims[i] != 1 && t->dims[n + i] != acc) Py_RETURN_FALSE;
-    acc *= t->dims[i];
-  }
-  Py_RETURN_TRUE;
+  return PyBool_FromLong(gdl_is_compact(t->dims, t->dims + t->view.ndim, t->view.ndim, 0));
 }
 
 static PyGetSetDef tensor_getset[] = {
@@ -198,12 +187,11 @@ PyObject* gdl_tensor_copy(GdlTensor* self, uint64_t extra_flags) {
     PyErr_SetString(PyExc_BufferError, "godlpack can only copy CPU-accessible tensors");
     return NULL;
   }
-  uint64_t bits = (uint64_t)self->view.dtype.bits * self->view.dtype.lanes, nbytes;
-  if (__builtin_mul_overflow((uint64_t)num_elements(self), bits, &nbytes)) {
+  uint64_t nbytes;
+  if (gdl_compact_nbytes(self->dims, self->view.ndim, self->view.dtype, &nbytes) != GDL_SHAPE_OK) {
     PyErr_SetString(PyExc_MemoryError, "a compact copy of this (broadcast) view would not fit in memory");
     return NULL;
   }
-  nbytes = nbytes / 8 + (nbytes % 8 != 0);
   void* data;
   if (!gdl_go_ready()) return NULL;
   gdl_owner* owner = gdl_owner_alloc(nbytes, &data);

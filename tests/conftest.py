@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import time
 
 import pytest
@@ -10,6 +11,12 @@ import godlpack
 from godlpack import _godlpack
 
 import ctypes_producer
+
+# `make asan`/`make ubsan` put the instrumented build first on the path: make
+# sure it is the one under test, not the in-place build in pyext/.
+_SANITIZER = os.environ.get("GODLPACK_SANITIZER")
+if _SANITIZER and f"{os.sep}build{os.sep}{_SANITIZER}{os.sep}" not in _godlpack.__file__:
+    raise RuntimeError(f"GODLPACK_SANITIZER={_SANITIZER} but the module under test is {_godlpack.__file__}")
 
 
 def live() -> tuple[int, int]:

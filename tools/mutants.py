@@ -31,6 +31,7 @@ HOSTILE = ["tests/test_hostile.py"]
 MEMORY = INVARIANTS + ["tests/test_memory.py"]
 BUFFER = INVARIANTS + ["tests/test_api.py"]
 GO_VALIDATE = [("./consumer", ".")]
+SHAPE = "core/shape.c"  # the validator's count and span arithmetic
 
 
 @dataclasses.dataclass
@@ -43,8 +44,8 @@ class Mutant:
     go: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (package, -run regex)
 
 
-def _validator(name: str, old: str, new: str) -> Mutant:
-    return Mutant(f"validate: {name}", "core/validate.c", old, new, IMPORT + HOSTILE, GO_VALIDATE)
+def _validator(name: str, old: str, new: str, file: str = "core/validate.c") -> Mutant:
+    return Mutant(f"validate: {name}", file, old, new, IMPORT + HOSTILE, GO_VALIDATE)
 
 
 MUTANTS = [
@@ -109,7 +110,7 @@ MUTANTS = [
            "PyObject* c = gdl_device_copy(t, 0);", IMPORT),
     Mutant("export: __dlpack__(copy=True) not IS_COPIED", "pyext/export.c",
            "versioned ? DLPACK_FLAG_BITMASK_IS_COPIED : 0", "0", EXPORT),
-    # --- validator refusals (core/validate.c: the Python import path and Go consumer) ---------
+    # --- validator refusals (core/validate.c, shape.c: the Python import path and Go consumer) ---------
     _validator("negative ndim", "t->ndim < 0 || t->ndim > GDL_MAX_NDIM", "t->ndim < -1 || t->ndim > GDL_MAX_NDIM"),
     _validator("ndim above 64", "t->ndim < 0 || t->ndim > GDL_MAX_NDIM", "t->ndim < 0 || t->ndim > GDL_MAX_NDIM + 1"),
     _validator("zero bits", "if (d.bits == 0)", "if (0)"),
@@ -120,19 +121,21 @@ MUTANTS = [
     _validator("NULL shape", "if (t->ndim > 0 && t->shape == NULL)", "if (t->ndim > 1 && t->shape == NULL)"),
     _validator("NULL strides since 1.2", "if (t->ndim > 0 && t->strides == NULL && !allow_null_strides)",
                "if (0)"),
-    _validator("negative shape (off by one)", "if (t->shape[i] < 0)", "if (t->shape[i] < -1)"),
-    _validator("element count overflow", "if (!mul_ok(count, t->shape[i], &count))",
-               "if (!mul_ok(count, t->shape[i], &count) && 0)"),
-    _validator("INT64_MIN stride", "if (st == INT64_MIN) return", "if (0) return"),
+    _validator("negative shape (off by one)", "if (shape[i] < 0)", "if (shape[i] < -1)", SHAPE),
+    _validator("element count overflow", "if (!mul_ok(n, shape[i], &n))", "if (!mul_ok(n, shape[i], &n) && 0)", SHAPE),
+    _validator("INT64_MIN stride", "if (st == INT64_MIN) return", "if (0) return", SHAPE),
     _validator("stride extent overflow", "if (!mul_ok(s - 1, st < 0 ? -st : st, &ext))",
-               "if (!mul_ok(s - 1, st < 0 ? -st : st, &ext) && 0)"),
-    _validator("byte span overflow", "if (lo == INT64_MIN || hi == INT64_MAX ||", "if (0 &&"),
+               "if (!mul_ok(s - 1, st < 0 ? -st : st, &ext) && 0)", SHAPE),
+    _validator("byte span overflow", "if (lo == INT64_MIN || hi == INT64_MAX ||", "if (0 &&", SHAPE),
     _validator("NULL data", "if (addr < GDL_MIN_DATA_ADDRESS) {", "if (addr == 1) {"),
     _validator("byte_offset wrap", "if (first < base || t->byte_offset > (uint64_t)INT64_MAX)", "if (0)"),
     _validator("view wraps the address space", "if (lo_bytes > first || first + hi_bytes < first)", "if (0)"),
     _validator("DLPack major too new", "if (v.major > GDL_MAX_IMPORT_MAJOR)", "if (v.major > GDL_MAX_IMPORT_MAJOR + 1)"),
     _validator("versioned major 0", "if (v.major == 0) return", "if (0) return"),
     _validator("padded sub-byte extent", "return check_extent(&m->dl_tensor, 8, msg, n);", "return GDL_OK;"),
+    Mutant("span: an empty view's strides are read", SHAPE,
+           "if (shape[i] == 0) return GDL_SHAPE_OK; /* checked before any stride is read */", "if (0) return 0;",
+           ["tests/test_fakecuda.py"]),
     # --- frees of exports and objects ---------------------------------------------------------
     Mutant("owner: versioned export struct never freed", "core/owner.c",
            "  gdl_owner* o = self->manager_ctx;\n  free(self);\n  __atomic_sub_fetch(&live_exports, 1, __ATOMIC_RELAXED);\n  gdl_owner_decref(o);\n}\n\nstatic void gdl_deleter_legacy",
