@@ -7,13 +7,29 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/godlpack/godlpack"
 	"github.com/godlpack/godlpack/capsule"
 	"github.com/godlpack/godlpack/internal/pyembed"
+	"github.com/godlpack/godlpack/internal/testprod"
 )
 
 func TestMain(m *testing.M) {
 	pyembed.Init()
 	m.Run()
+}
+
+// counting is a managed tensor of testprod's counting producer and its
+// deleter call count. The memory lives until the test ends, so a second
+// deleter call would be counted, not a use after free.
+func counting(t *testing.T, versioned bool) (m unsafe.Pointer, deleted func() int64) {
+	if versioned {
+		v := testprod.NewVersioned()
+		t.Cleanup(v.Free)
+		return unsafe.Pointer(v.M), v.Calls
+	}
+	l := testprod.NewLegacy()
+	t.Cleanup(l.Free)
+	return unsafe.Pointer(l.M), l.Calls
 }
 
 func TestUnusedCapsuleDeletesOnce(t *testing.T) {
@@ -27,7 +43,7 @@ func TestUnusedCapsuleDeletesOnce(t *testing.T) {
 	}
 	for _, tc := range cases {
 		pyembed.WithGIL(func() {
-			m, deleted := pyembed.CountingManaged(tc.versioned)
+			m, deleted := counting(t, tc.versioned)
 			c := tc.make(m)
 			require.NotNil(t, c)
 			assert.Equal(t, tc.name, pyembed.CapsuleName(c))
@@ -40,7 +56,7 @@ func TestUnusedCapsuleDeletesOnce(t *testing.T) {
 
 func TestTakeRenamesAndTransfersOwnership(t *testing.T) {
 	pyembed.WithGIL(func() {
-		m, deleted := pyembed.CountingManaged(true)
+		m, deleted := counting(t, true)
 		c := capsule.NewVersioned(m)
 		got, versioned, ok := capsule.Take(c)
 		require.True(t, ok)
@@ -55,21 +71,21 @@ func TestTakeRenamesAndTransfersOwnership(t *testing.T) {
 
 		pyembed.Decref(c)
 		assert.Zero(t, deleted(), "the destructor of a used capsule must not delete")
-		pyembed.CallDeleter(got, true)
+		godlpack.CallDeleter((*godlpack.DLManagedTensorVersioned)(got).Deleter, got)
 		assert.Equal(t, int64(1), deleted())
 	})
 }
 
 func TestTakeLegacy(t *testing.T) {
 	pyembed.WithGIL(func() {
-		m, deleted := pyembed.CountingManaged(false)
+		m, deleted := counting(t, false)
 		c := capsule.NewLegacy(m)
 		got, versioned, ok := capsule.Take(c)
 		require.True(t, ok)
 		assert.False(t, versioned)
 		assert.Equal(t, capsule.NameUsedLegacy, pyembed.CapsuleName(c))
 		pyembed.Decref(c)
-		pyembed.CallDeleter(got, false)
+		godlpack.CallDeleter((*godlpack.DLManagedTensor)(got).Deleter, got)
 		assert.Equal(t, int64(1), deleted())
 	})
 }
@@ -85,7 +101,7 @@ func TestTakeRefusesWhatIsNotAnUnusedDLPackCapsule(t *testing.T) {
 		pyembed.ClearErr()
 		pyembed.Decref(i)
 
-		m, deleted := pyembed.CountingManaged(true)
+		m, deleted := counting(t, true)
 		c := pyembed.NamedCapsule(m, &foreignName[0])
 		_, _, ok = capsule.Take(c)
 		assert.False(t, ok)
@@ -94,13 +110,12 @@ func TestTakeRefusesWhatIsNotAnUnusedDLPackCapsule(t *testing.T) {
 		assert.Equal(t, "not_a_tensor", pyembed.CapsuleName(c), "a refused capsule is left untouched")
 		pyembed.Decref(c)
 		assert.Zero(t, deleted())
-		pyembed.CallDeleter(m, true)
 	})
 }
 
 func TestDestructorKeepsAPendingException(t *testing.T) {
 	pyembed.WithGIL(func() {
-		m, deleted := pyembed.CountingManaged(true)
+		m, deleted := counting(t, true)
 		c := capsule.NewVersioned(m)
 		pyembed.SetRuntimeError()
 		pyembed.Decref(c)

@@ -1,24 +1,28 @@
-"""A DLPack producer written with ctypes, for exactly-once deleter tests.
+"""The tests' counting DLPack producer, and ctypes views of the DLPack structs.
 
-``CtypesProducer`` builds ``DLManagedTensorVersioned`` or ``DLManagedTensor``
-structs by hand (optionally malformed), installs a CFUNCTYPE deleter that
-counts its calls, and returns a PyCapsule made with ``PyCapsule_New`` and **no
-destructor**: an unconsumed capsule therefore never calls the deleter, so every
-deleter call the tests see was made by the consumer.
+``CtypesProducer`` describes a NumPy array (or any malformed variant of it) and
+gets each managed tensor from the one counting producer, ``godlpack._probe.make``
+(C structs, a C deleter that counts its calls). Its capsules have **no
+destructor**: an unconsumed capsule never calls the deleter, so every deleter
+call the tests see was made by the consumer.
 
-Every struct, shape/strides array and data buffer stays referenced from a
-module-level registry for the whole process, so even a buggy double call of
-the deleter cannot touch freed memory (it is counted instead).
+Every record (its probe Token, its array) stays referenced from a module-level
+list for the whole process, so the struct and its shape/strides stay allocated:
+even a buggy double call of the deleter is counted, not a crash.
+
+The ctypes structs are for reading capsules (``read_versioned``), mostly
+godlpack's own exports.
 """
 from __future__ import annotations
 
 import ctypes
-import itertools
-import threading
 from ctypes import POINTER, Structure, c_int32, c_int64, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
+
+from godlpack import _probe
+from godlpack.conformance.probe import capsule_name
 
 READ_ONLY = 1 << 0
 IS_COPIED = 1 << 1
@@ -71,41 +75,18 @@ assert ctypes.sizeof(DLManagedTensor) == 64
 assert ctypes.sizeof(DLManagedTensorVersioned) == 80
 assert DLManagedTensorVersioned.flags.offset == 24 and DLManagedTensorVersioned.dl_tensor.offset == 32
 
-# --- the Python C API through ctypes ------------------------------------------
-
-_api = ctypes.pythonapi
-_PyCapsule_New = _api.PyCapsule_New
-_PyCapsule_New.restype = ctypes.py_object
-_PyCapsule_New.argtypes = [c_void_p, ctypes.c_char_p, c_void_p]
-
-_PyCapsule_GetName = _api.PyCapsule_GetName
+_PyCapsule_GetName = ctypes.pythonapi.PyCapsule_GetName
 _PyCapsule_GetName.restype = ctypes.c_char_p
 _PyCapsule_GetName.argtypes = [ctypes.py_object]
 
-_PyCapsule_GetPointer = _api.PyCapsule_GetPointer
+_PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
 _PyCapsule_GetPointer.restype = c_void_p
 _PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-
-# Capsules keep the name pointer: these buffers live as long as the process.
-_NAMES: dict[bytes, ctypes.Array] = {}
-
-
-def _static_name(name: bytes) -> ctypes.Array:
-    if name not in _NAMES:
-        _NAMES[name] = ctypes.create_string_buffer(name)
-    return _NAMES[name]
-
-
-def capsule_name(cap: Any) -> str | None:
-    """The current name of a PyCapsule (None for a NULL name)."""
-    n = _PyCapsule_GetName(cap)
-    return None if n is None else n.decode()
 
 
 def capsule_pointer(cap: Any) -> int:
     """The pointer stored in a capsule (read under its current name)."""
-    name = _PyCapsule_GetName(cap)
-    p = _PyCapsule_GetPointer(cap, name)
+    p = _PyCapsule_GetPointer(cap, _PyCapsule_GetName(cap))
     assert p, "capsule holds NULL"
     return p
 
@@ -121,51 +102,30 @@ def read_legacy(cap: Any) -> DLManagedTensor:
     return DLManagedTensor.from_address(capsule_pointer(cap))
 
 
-# --- the counting deleter --------------------------------------------------------
-
-_lock = threading.Lock()
-_ids = itertools.count(1)
-_records: dict[int, "Record"] = {}  # manager_ctx -> record, never removed
+def orphan_calls() -> int:
+    """Probe deleter calls with a pointer no record knows (a bug if any)."""
+    return _probe.orphans()
 
 
 class Record:
     """One managed tensor made by a producer, and what happened to it."""
 
-    def __init__(self, producer: "CtypesProducer", managed: Structure, keep: list) -> None:
-        self.producer = producer
-        self.managed = managed
+    def __init__(self, token: Any, managed: Structure, keep: list) -> None:
+        self.token = token
+        self.managed = managed  # a ctypes view of the probe's struct
         self.keep = keep
-        self.calls = 0
-        self.threads: list[int] = []  # thread ident of each deleter call
+
+    @property
+    def calls(self) -> int:
+        return self.token.calls
+
+    @property
+    def threads(self) -> list[int]:
+        """Thread ident of each deleter call (the first four)."""
+        return list(self.token.threads)
 
 
-def _deleter_impl(ptr: int | None) -> None:
-    # Runs on whatever thread the consumer frees on; ctypes takes the GIL.
-    # The record is found by the struct's address (the argument), so a
-    # consumer passing anything else shows up as an orphan call.
-    rec = _by_address.get(ptr) if ptr else None
-    if rec is None:
-        _orphans.append(ptr)
-        return
-    with _lock:
-        rec.calls += 1
-        rec.threads.append(threading.get_ident())
-        rec.producer.deleter_calls += 1
-        if rec.calls == 1:
-            rec.producer.live -= 1
-
-
-_by_address: dict[int, Record] = {}
-_orphans: list = []  # deleter calls with an unknown pointer (a bug if any)
-_DELETER = DELETER(_deleter_impl)
-DELETER_ADDRESS = ctypes.cast(_DELETER, c_void_p).value
-
-
-def orphan_calls() -> int:
-    return len(_orphans)
-
-
-# --- the producer ------------------------------------------------------------------
+_records: list[Record] = []  # never emptied: see the module docstring
 
 _NUMPY_DTYPES = {
     np.dtype(np.bool_): (6, 8),
@@ -188,7 +148,7 @@ _UNSET: Any = object()
 
 
 class CtypesProducer:
-    """An object speaking the DLPack protocol through hand-built C structs.
+    """An object speaking the DLPack protocol with counted managed tensors.
 
     By default it describes ``array`` (a NumPy array, kept alive) exactly;
     every keyword overrides one field so malformed tensors can be made:
@@ -202,7 +162,9 @@ class CtypesProducer:
     ``__dlpack__`` takes no max_version/dl_device/copy, like pre-2023
     producers), ``raises`` (an exception to raise from ``__dlpack__``),
     ``returns`` (a value returned instead of a capsule), ``name`` (the capsule
-    name to use instead of the right one).
+    name to use instead of the right one), ``python_deleter`` (a function the
+    deleter runs, with the GIL, before its counted C part: a deleter that
+    runs Python code).
     """
 
     def __init__(
@@ -225,6 +187,7 @@ class CtypesProducer:
         data: int | None = None,
         byte_offset: int = 0,
         deleter: bool = True,
+        python_deleter: Callable[[], None] | None = None,
     ) -> None:
         if array is None:
             array = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -233,91 +196,45 @@ class CtypesProducer:
         self.legacy_signature = legacy_signature
         self.raises = raises
         self.returns = returns
-        self.name = name
-        self.version = version
-        self.flags = flags
-        self.ndim = ndim
-        self.shape = shape
-        self.strides = strides
-        self.null_shape = null_shape
-        self.dtype = dtype
-        self.device = device
-        self.data = data
-        self.byte_offset = byte_offset
-        self.use_deleter = deleter
-        self.deleter_calls = 0  # total over every managed tensor made
-        self.live = 0  # made and not yet deleted
+        self.python_deleter = python_deleter
+        shape = list(array.shape) if shape is _UNSET else shape
+        self.spec = dict(
+            shape=None if null_shape else shape,
+            strides=[s // array.itemsize for s in array.strides] if strides is _UNSET else strides,
+            ndim=len(shape) if ndim is None else ndim,
+            version=version,
+            dtype=(*_NUMPY_DTYPES.get(array.dtype, (2, 32)), 1) if dtype is None else dtype,
+            device=device,
+            data=array.ctypes.data if data is None else data,
+            byte_offset=byte_offset,
+            flags=flags,
+            name=None if name is None else name.decode(),
+            deleter=deleter,
+        )
         self.records: list[Record] = []
         self.calls: list[dict] = []  # the keyword arguments of each __dlpack__ call
 
-    # -- building ---------------------------------------------------------------
-    def _fill(self, t: DLTensor, keep: list) -> None:
-        a = self.array
-        if self.shape is _UNSET:
-            shape = list(a.shape)
-        else:
-            shape = self.shape
-        if self.strides is _UNSET:
-            strides = [s // a.itemsize for s in a.strides]
-        else:
-            strides = self.strides
-        n = len(shape) if self.ndim is None else self.ndim
-        t.ndim = n
-        if self.data is None:
-            t.data = a.ctypes.data
-        else:
-            t.data = self.data or None
-        t.device = DLDevice(*self.device)
-        code, bits = _NUMPY_DTYPES.get(a.dtype, (2, 32))
-        lanes = 1
-        if self.dtype is not None:
-            code, bits, lanes = self.dtype
-        t.dtype = DLDataType(code, bits, lanes)
-        if self.null_shape:
-            t.shape = None
-        else:
-            sh = (c_int64 * max(len(shape), 1))(*shape)
-            keep.append(sh)
-            t.shape = ctypes.cast(sh, POINTER(c_int64))
-        if strides is None:
-            t.strides = None
-        else:
-            st = (c_int64 * max(len(strides), 1))(*strides)
-            keep.append(st)
-            t.strides = ctypes.cast(st, POINTER(c_int64))
-        t.byte_offset = self.byte_offset
+    @property
+    def deleter_calls(self) -> int:
+        """Deleter calls over every managed tensor made."""
+        return sum(r.calls for r in self.records)
 
-    def make(self, versioned: bool = True) -> tuple[Structure, Record]:
-        keep: list = [self.array]
-        if versioned:
-            m = DLManagedTensorVersioned()
-            m.version = DLPackVersion(*self.version)
-            m.flags = self.flags
-            self._fill(m.dl_tensor, keep)
-        else:
-            m = DLManagedTensor()
-            self._fill(m.dl_tensor, keep)
-        key = next(_ids)
-        m.manager_ctx = key
-        m.deleter = DELETER_ADDRESS if self.use_deleter else None
-        rec = Record(self, m, keep)
-        with _lock:
-            _records[key] = rec
-            _by_address[ctypes.addressof(m)] = rec
-            self.records.append(rec)
-            self.live += 1
-        return m, rec
+    @property
+    def live(self) -> int:
+        """Managed tensors made and not yet deleted."""
+        return sum(r.calls == 0 for r in self.records)
 
     def capsule(self, versioned: bool = True) -> Any:
         """A raw PyCapsule (no destructor) owning a fresh managed tensor."""
-        m, _ = self.make(versioned)
-        if self.name is not None:
-            name = self.name
-        else:
-            name = b"dltensor_versioned" if versioned else b"dltensor"
-        return _PyCapsule_New(ctypes.addressof(m), _static_name(name), None)
+        cap, token = _probe.make(versioned, destructor=False, **self.spec)
+        m = (DLManagedTensorVersioned if versioned else DLManagedTensor).from_address(capsule_pointer(cap))
+        rec = Record(token, m, [self.array])
+        if self.python_deleter is not None and m.deleter:
+            rec.keep.append(_run_python_first(m, self.python_deleter))
+        self.records.append(rec)
+        _records.append(rec)
+        return cap
 
-    # -- the protocol -------------------------------------------------------------
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
         if args:
             raise TypeError("__dlpack__ takes keyword arguments only")
@@ -337,4 +254,20 @@ class CtypesProducer:
         return self.capsule(versioned)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return tuple(self.device)
+        return tuple(self.spec["device"])  # type: ignore[return-value]
+
+
+def _run_python_first(m: Structure, fn: Callable[[], None]) -> Any:
+    """Points m's deleter at a ctypes one that runs fn, then the probe's counting
+    deleter; returns the ctypes function, which must stay alive."""
+    counted = DELETER(m.deleter)
+
+    def deleter(ptr: int | None) -> None:
+        try:
+            fn()
+        finally:
+            counted(ptr)
+
+    d = DELETER(deleter)
+    m.deleter = ctypes.cast(d, c_void_p).value
+    return d

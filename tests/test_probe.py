@@ -4,8 +4,12 @@ item 8: use-after-free through delete/inspect, a double intercept that leaked, a
 static slot table that ran out after ~2,600 check() runs)."""
 from __future__ import annotations
 
+import ctypes
 import gc
+import os
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -162,3 +166,51 @@ def test_wrong_arguments_are_refused():
         _probe.inspect(object())
     with pytest.raises(ValueError):
         _probe.intercept(np.arange(2.0))
+
+
+def test_capsule_without_destructor_leaves_every_call_to_its_consumer():
+    cap, tok = _probe.make(True, shape=(2,), strides=(1,), data=bytes(16), destructor=False)
+    del cap
+    gc.collect()
+    assert tok.calls == 0  # dropped unconsumed: nobody called the deleter
+    cap, tok = _probe.make(True, shape=(2,), strides=(1,), data=bytes(16), destructor=False)
+    np.from_dlpack(_Once(cap))  # imported and dropped at once
+    assert tok.calls == 1 and len(tok.threads) == 1
+
+
+def test_own_capsule_without_destructor_is_still_known_as_own():
+    cap, tok = _probe.make(True, shape=(1,), strides=(1,), data=bytes(8), destructor=False)
+    addr = _probe.inspect(cap)["pointer"]
+    deleter = ctypes.c_void_p.from_address(addr + 16).value  # after version and manager_ctx
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(deleter)(addr)  # a consumer that did not rename it
+    assert tok.calls == 1
+    del tok  # the record goes, and the tensor's memory with it
+    for f in (_probe.inspect, _probe.intercept, _probe.take, _probe.free_nogil):
+        with pytest.raises(ValueError, match="deleted|still to run"):
+            f(cap)
+
+
+def test_make_refuses_a_null_deleter_with_a_destructor():
+    with pytest.raises(ValueError, match="destructor=False"):
+        _probe.make(True, deleter=False)
+    cap, tok = _probe.make(False, deleter=False, destructor=False)
+    assert _probe.inspect(cap)["ndim"] == 0 and tok.calls == 0
+
+
+def test_deleter_calls_with_unknown_pointers_are_orphans():
+    # In a process of its own: the suite fails any test that makes an orphan call.
+    code = textwrap.dedent("""
+        import ctypes
+        from godlpack import _probe
+        cap, tok = _probe.make(True, destructor=False)
+        addr = _probe.inspect(cap)["pointer"]
+        deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(ctypes.c_void_p.from_address(addr + 16).value)
+        base = _probe.orphans()
+        deleter(addr)
+        del tok
+        deleter(addr)  # its record is gone: counted as an orphan, memory not touched
+        assert _probe.orphans() == base + 1, _probe.orphans()
+    """)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(_probe.__file__)))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]

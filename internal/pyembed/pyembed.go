@@ -1,40 +1,13 @@
 // Package pyembed embeds CPython in Go test binaries, so the capsule rules
-// can be tested from Go. It links libpython: the Makefile passes the flags
+// can be tested from Go (their tensors come from internal/testprod). It links libpython: the Makefile passes the flags
 // (CGO_LDFLAGS) when it runs go test. Never import it from the extension.
 package pyembed
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
 #include "../../capsule/need_python.h"
 #include <Python.h>
 #include <stdlib.h>
-#include "godlpack/dlpack.h"
 
-static int64_t deleted[1024];
-static void count_v(DLManagedTensorVersioned* m) { __atomic_add_fetch(&deleted[(intptr_t)m->manager_ctx], 1, __ATOMIC_SEQ_CST); free(m); }
-static void count_l(DLManagedTensor* m) { __atomic_add_fetch(&deleted[(intptr_t)m->manager_ctx], 1, __ATOMIC_SEQ_CST); free(m); }
-static int next_id = 1;
-
-static void* counting_managed(int versioned, int* id) {
-  *id = next_id++ % 1024;
-  deleted[*id] = 0;
-  if (versioned) {
-    DLManagedTensorVersioned* m = calloc(1, sizeof *m);
-    m->version.major = 1; m->version.minor = 3;
-    m->manager_ctx = (void*)(intptr_t)*id;
-    m->deleter = count_v;
-    return m;
-  }
-  DLManagedTensor* m = calloc(1, sizeof *m);
-  m->manager_ctx = (void*)(intptr_t)*id;
-  m->deleter = count_l;
-  return m;
-}
-static int64_t deleted_count(int id) { return __atomic_load_n(&deleted[id], __ATOMIC_SEQ_CST); }
-static void call_deleter(void* m, int versioned) {
-  if (versioned) ((DLManagedTensorVersioned*)m)->deleter(m);
-  else ((DLManagedTensor*)m)->deleter(m);
-}
 static void init(void) { Py_InitializeEx(0); PyEval_SaveThread(); }
 static const char* err_name(void) {
   PyObject* t = PyErr_Occurred();
@@ -62,26 +35,6 @@ func WithGIL(f func()) {
 	st := C.PyGILState_Ensure()
 	defer C.PyGILState_Release(st)
 	f()
-}
-
-// CountingManaged allocates a managed tensor whose deleter counts its calls.
-func CountingManaged(versioned bool) (m unsafe.Pointer, deleted func() int64) {
-	var id C.int
-	v := C.int(0)
-	if versioned {
-		v = 1
-	}
-	p := C.counting_managed(v, &id)
-	return p, func() int64 { return int64(C.deleted_count(id)) }
-}
-
-// CallDeleter runs the managed tensor's deleter.
-func CallDeleter(m unsafe.Pointer, versioned bool) {
-	v := C.int(0)
-	if versioned {
-		v = 1
-	}
-	C.call_deleter(m, v)
 }
 
 // CapsuleName is the capsule's current name. GIL held.

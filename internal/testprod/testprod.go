@@ -1,7 +1,8 @@
 // Package testprod is a test-only DLPack producer written in C. It hands out
 // DLManagedTensorVersioned and DLManagedTensor structs in C memory whose every
 // field the test may set to anything, with a counting deleter, so consumer
-// tests can feed hostile tensors and prove the deleter runs exactly once.
+// and capsule tests can feed hostile tensors and prove the deleter runs
+// exactly once. It is the one counting producer of the Go tests.
 //
 // cgo cannot be used from _test.go files, which is why this lives here.
 package testprod

@@ -7,6 +7,9 @@
  * our own tensors' memory goes with it, so their addresses are not reused while a
  * Token can still count a second deleter call.
  *
+ * The tests' counting producer (tests/ctypes_producer.py) is make() too, with
+ * destructor=False: then every deleter call a record counts came from a consumer.
+ *
  * Memory safety, also when misused from Python: a managed tensor is read only
  * while its capsule is unused (its producer keeps it alive; ours: while its record
  * lives) or while a live record says its deleter has not run. Deleters run on any
@@ -22,20 +25,24 @@
 static const char NAME_V[] = "dltensor_versioned", NAME_L[] = "dltensor";
 static const char USED_V[] = "used_dltensor_versioned", USED_L[] = "used_dltensor";
 
+#define NTHREADS 4
+
 typedef struct rec {
   struct rec *prev, *next;
   void* managed;
   void (*orig)(void*); /* intercepted: the producer's deleter; NULL: a tensor we made */
-  void* data;          /* ours: the data buffer */
+  void* data;          /* ours: the data buffer we copied (NULL for a caller's address) */
   int versioned;
   int pending; /* 1 until the first deleter call */
   int owned;   /* take() renamed its capsule: the probe is its consumer */
   long tokens;
   int64_t calls;
+  unsigned long threads[NTHREADS]; /* the thread of each of the first calls */
 } rec;
 
 static rec* head; /* newest first */
 static Py_ssize_t nlive;
+static int64_t orphans; /* deleter calls with a pointer no record knows */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Under mu: the record of m, the pending one if any, else the newest. */
@@ -81,7 +88,7 @@ static void drop_stale(void* m) {
 static rec* rec_new(void* m, void (*orig)(void*), void* data, int versioned) {
   rec* r = calloc(1, sizeof(rec));
   if (r == NULL) return NULL;
-  *r = (rec){NULL, head, m, orig, data, versioned, 1, 0, 0, 0};
+  *r = (rec){.next = head, .managed = m, .orig = orig, .data = data, .versioned = versioned, .pending = 1};
   if (head) head->prev = r;
   head = r;
   nlive++;
@@ -94,7 +101,9 @@ static void delete_any(void* m) {
   void (*forward)(void*) = NULL;
   pthread_mutex_lock(&mu);
   rec* r = rec_find(m);
-  if (r != NULL) {
+  if (r == NULL) orphans++;
+  else {
+    if (r->calls < NTHREADS) r->threads[r->calls] = (unsigned long)pthread_self();
     r->calls++;
     if (r->pending) {
       r->pending = 0;
@@ -133,6 +142,23 @@ static PyObject* token_calls(PyObject* self, void* closure) {
   return PyLong_FromLongLong(c);
 }
 
+/* Thread idents as threading.get_ident() gives them (pthread_self on Linux). */
+static PyObject* token_threads(PyObject* self, void* closure) {
+  rec* r = ((Token*)self)->r;
+  unsigned long th[NTHREADS];
+  pthread_mutex_lock(&mu);
+  int n = r->calls < NTHREADS ? (int)r->calls : NTHREADS;
+  memcpy(th, r->threads, sizeof th);
+  pthread_mutex_unlock(&mu);
+  PyObject* t = PyTuple_New(n);
+  for (int i = 0; t != NULL && i < n; i++) {
+    PyObject* v = PyLong_FromUnsignedLong(th[i]);
+    if (v == NULL) Py_CLEAR(t);
+    else PyTuple_SET_ITEM(t, i, v);
+  }
+  return t;
+}
+
 static PyObject* token_versioned(PyObject* self, void* closure) { return PyBool_FromLong(((Token*)self)->r->versioned); }
 
 static PyObject* token_intercepted(PyObject* self, void* closure) {
@@ -141,6 +167,7 @@ static PyObject* token_intercepted(PyObject* self, void* closure) {
 
 static PyGetSetDef token_getset[] = {
     {"calls", token_calls, NULL, "Deleter calls counted so far.", NULL},
+    {"threads", token_threads, NULL, "Thread idents of the first four deleter calls.", NULL},
     {"versioned", token_versioned, NULL, "Whether the tensor is a DLManagedTensorVersioned.", NULL},
     {"intercepted", token_intercepted, NULL, "Another producer's tensor (else one the probe made).", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -181,7 +208,10 @@ static void foreign_capsule_destructor(PyObject* cap) {
   PyErr_Restore(t, v, tb);
 }
 
-static int is_own(PyObject* cap) { return PyCapsule_GetDestructor(cap) == own_capsule_destructor; }
+/* Our capsules' context, with or without a destructor. */
+static const char own_marker = 0;
+
+static int is_own(PyObject* cap) { return PyCapsule_GetContext(cap) == &own_marker; }
 
 /* The managed tensor of an unused DLPack capsule; anything else is refused. */
 static void* unused_managed(PyObject* cap, int* versioned) {
@@ -228,36 +258,53 @@ static const char* kept_name(PyObject* name_obj) {
   return kept ? PyBytes_AS_STRING(kept) : NULL;
 }
 
-/* make(versioned, major, minor, ndim, shape, strides, code, bits, lanes, device_type,
- *      device_id, data, byte_offset, flags, name) -> (capsule, Token)
- * shape/strides/data may be None (NULL pointers); ndim may disagree with len(shape)
- * on purpose; the dims arrays hold 65 entries each, so a consumer trusting ndim up
- * to 64 reads valid memory. */
-static PyObject* probe_make(PyObject* mod, PyObject* args) {
-  int versioned, ndim, code, bits, lanes, dev_type, dev_id;
-  unsigned major, minor;
-  PyObject *shape, *strides, *data, *name_obj;
-  unsigned long long byte_offset, flags;
-  if (!PyArg_ParseTuple(args, "pIIiOOiiiiiOKKO", &versioned, &major, &minor, &ndim, &shape, &strides, &code,
-                        &bits, &lanes, &dev_type, &dev_id, &data, &byte_offset, &flags, &name_obj))
+/* make(versioned, *, shape=None, strides=None, ndim=len(shape), version=(1, 3),
+ *      dtype=(2, 64, 1), device=(1, 0), data=None, byte_offset=0, flags=0, name=None,
+ *      destructor=True, deleter=True) -> (capsule, Token)
+ * shape/strides None: NULL pointers. ndim may disagree with len(shape) on purpose: the
+ * dims arrays hold 65 entries each, so a consumer trusting ndim up to 64 reads valid
+ * memory. data: None (NULL), bytes (copied into memory the record owns) or an int, an
+ * address used as is (its owner keeps it alive). destructor=False: a capsule without
+ * one, so every deleter call is a consumer's (an unconsumed tensor stays pending).
+ * deleter=False: a NULL deleter field (needs destructor=False). */
+static PyObject* probe_make(PyObject* mod, PyObject* args, PyObject* kw) {
+  static char* kwlist[] = {"versioned", "shape", "strides", "ndim", "version", "dtype", "device", "data",
+                           "byte_offset", "flags", "name", "destructor", "deleter", NULL};
+  int versioned, code = kDLFloat, bits = 64, lanes = 1, dev_type = kDLCPU, dev_id = 0, destructor = 1, deleter = 1;
+  unsigned major = 1, minor = 3;
+  PyObject *shape = Py_None, *strides = Py_None, *ndim_obj = Py_None, *data = Py_None, *name_obj = Py_None;
+  unsigned long long byte_offset = 0, flags = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "p|$OOO(II)(iii)(ii)OKKOpp", kwlist, &versioned, &shape, &strides,
+                                   &ndim_obj, &major, &minor, &code, &bits, &lanes, &dev_type, &dev_id, &data,
+                                   &byte_offset, &flags, &name_obj, &destructor, &deleter))
     return NULL;
+  if (!deleter && destructor) {
+    PyErr_SetString(PyExc_ValueError, "deleter=False needs destructor=False");
+    return NULL;
+  }
   const char* name = versioned ? NAME_V : NAME_L;
   if (name_obj != Py_None && (name = kept_name(name_obj)) == NULL) return NULL;
   char* bytes = NULL;
   Py_ssize_t len = 0;
-  if (data != Py_None && PyBytes_AsStringAndSize(data, &bytes, &len) != 0) return NULL;
+  void* addr = NULL;
+  if (PyLong_Check(data)) {
+    if ((addr = PyLong_AsVoidPtr(data)) == NULL && PyErr_Occurred()) return NULL;
+  } else if (data != Py_None && PyBytes_AsStringAndSize(data, &bytes, &len) != 0) {
+    return NULL;
+  }
   int32_t ns = 0, nt = 0;
   int64_t *sh = NULL, *st = NULL;
   if (shape != Py_None && (sh = int64s(shape, &ns)) == NULL) return NULL;
-  if (strides != Py_None && (st = int64s(strides, &nt)) == NULL) {
+  long ndim = ndim_obj == Py_None ? ns : PyLong_AsLong(ndim_obj);
+  if ((ndim == -1 && PyErr_Occurred()) || (strides != Py_None && (st = int64s(strides, &nt)) == NULL)) {
     free(sh);
     return NULL;
   }
   size_t head_size = versioned ? sizeof(DLManagedTensorVersioned) : sizeof(DLManagedTensor);
   void* m = calloc(1, head_size + 2 * 65 * sizeof(int64_t));
-  void* buf = data == Py_None ? NULL : malloc(len > 0 ? (size_t)len : 1);
+  void* buf = bytes == NULL ? NULL : malloc(len > 0 ? (size_t)len : 1);
   PyObject* tok = token_new();
-  if (m == NULL || (data != Py_None && buf == NULL) || tok == NULL) {
+  if (m == NULL || (bytes != NULL && buf == NULL) || tok == NULL) {
     free(sh), free(st), free(m), free(buf);
     Py_XDECREF(tok);
     return tok ? PyErr_NoMemory() : NULL;
@@ -273,18 +320,18 @@ static PyObject* probe_make(PyObject* mod, PyObject* args) {
   if (versioned) {
     DLManagedTensorVersioned* v = m;
     v->version = (DLPackVersion){major, minor};
-    v->deleter = deleter_v;
+    v->deleter = deleter ? deleter_v : NULL;
     v->flags = flags;
     t = &v->dl_tensor;
   } else {
     DLManagedTensor* l = m;
-    l->deleter = deleter_l;
+    l->deleter = deleter ? deleter_l : NULL;
     t = &l->dl_tensor;
   }
-  t->data = buf;
+  t->data = buf ? buf : addr;
   t->device.device_type = (DLDeviceType)dev_type;
   t->device.device_id = dev_id;
-  t->ndim = ndim;
+  t->ndim = (int32_t)ndim;
   t->dtype.code = (uint8_t)code;
   t->dtype.bits = (uint8_t)bits;
   t->dtype.lanes = (uint16_t)lanes;
@@ -302,12 +349,13 @@ static PyObject* probe_make(PyObject* mod, PyObject* args) {
     return PyErr_NoMemory();
   }
   ((Token*)tok)->r = r;
-  PyObject* cap = PyCapsule_New(m, name, own_capsule_destructor);
+  PyObject* cap = PyCapsule_New(m, name, destructor ? own_capsule_destructor : NULL);
   if (cap == NULL) { /* nobody owns it: release it through its record (counted) */
     delete_any(m);
     Py_DECREF(tok);
     return NULL;
   }
+  PyCapsule_SetContext(cap, (void*)&own_marker); /* cannot fail on a new capsule */
   return Py_BuildValue("(NN)", cap, tok);
 }
 
@@ -531,6 +579,13 @@ static PyObject* probe_live(PyObject* mod, PyObject* unused) {
   return PyLong_FromSsize_t(n);
 }
 
+static PyObject* probe_orphans(PyObject* mod, PyObject* unused) {
+  pthread_mutex_lock(&mu);
+  int64_t n = orphans;
+  pthread_mutex_unlock(&mu);
+  return PyLong_FromLongLong(n);
+}
+
 /* --- a peer's C exchange table (DLPack 1.3) ------------------------------------- */
 
 static const DLPackExchangeAPI* exchange_table(PyObject* api) {
@@ -609,13 +664,14 @@ static PyObject* probe_exchange_import(PyObject* mod, PyObject* args) {
 }
 
 static PyMethodDef methods[] = {
-    {"make", probe_make, METH_VARARGS, "Counting producer of arbitrary managed tensors: (capsule, Token)."},
+    {"make", (PyCFunction)(void (*)(void))probe_make, METH_VARARGS | METH_KEYWORDS, "Counting producer of arbitrary managed tensors: (capsule, Token)."},
     {"intercept", probe_intercept, METH_O, "Count calls of an unused capsule's deleter: Token."},
     {"take", probe_take, METH_O, "Rename an unused probed capsule used_*: the probe owns its tensor."},
     {"delete", probe_delete, METH_O, "Call the deleter of a tensor take() took (by its Token)."},
     {"inspect", probe_inspect, METH_O, "Fields of an unused capsule's managed tensor."},
     {"free_nogil", probe_free_nogil, METH_O, "Take an unused capsule; call its deleter off the GIL."},
     {"live", probe_live, METH_NOARGS, "Number of probe records alive."},
+    {"orphans", probe_orphans, METH_NOARGS, "Deleter calls with a pointer no record knows."},
     {"exchange_version", probe_exchange_version, METH_O, "Version of a DLPack C exchange table capsule."},
     {"exchange_export", probe_exchange_export, METH_VARARGS, "A table's export of an object, as a capsule."},
     {"exchange_import", probe_exchange_import, METH_VARARGS, "A table's import of a probe capsule."},

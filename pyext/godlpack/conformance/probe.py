@@ -62,9 +62,7 @@ class Probe:
         self.versioned: list[bool] = []
 
     def make(self, versioned: bool) -> Any:
-        s = self.spec
-        cap, tok = _probe.make(versioned, s["version"][0], s["version"][1], s["ndim"], s["shape"], s["strides"],
-                               *s["dtype"], *s["device"], self.data, s["byte_offset"], s["flags"], None)
+        cap, tok = _probe.make(versioned, **self.spec, data=self.data)
         self.tokens.append(tok)
         self.capsules.append(cap)
         self.versioned.append(versioned)
