@@ -198,6 +198,7 @@ func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []b
 	c := f.c
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&c.kinds[0])), C.GDL_MAX_RESULTS+1), kinds)
 	c.nparams = C.int(nparams)
+	c.nresults = C.int(len(kinds))
 	c.name = C.CString(name)
 	c.doc = C.CString(doc)
 	for _, o := range opts {
@@ -276,6 +277,7 @@ func newGoFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) 
 			return nil, fmt.Errorf("parameter %d: %w", i+1, err)
 		}
 		sig[i] = kind
+		c.elem[i] = elemOf(t.In(i))
 		f.params = append(f.params, p)
 	}
 	nout := t.NumOut()
@@ -391,15 +393,21 @@ func sliceParam(t reflect.Type) (param, bool) {
 	return nil, false
 }
 
+// elemOf is what C checks an array argument against for a parameter of type
+// t: a typed slice's element dtype, zero for anything else.
+func elemOf(t reflect.Type) C.gdl_elem {
+	if t.Kind() != reflect.Slice {
+		return C.gdl_elem{}
+	}
+	dt, _ := godlpack.DTypeOfKind(t.Elem().Kind())
+	return C.gdl_elem{code: C.uint8_t(dt.Code), bits: C.uint8_t(dt.Bits)}
+}
+
 // typedSlice converts array arguments to []E (t is []E or a named type of it).
 func typedSlice[E godlpack.Element](t reflect.Type) param {
 	named := t != reflect.TypeFor[[]E]()
-	return func(v *C.gdl_value, name string, i int) (reflect.Value, error) {
-		s, err := sliceView[E](v, name, i)
-		if err != nil {
-			return reflect.Value{}, err
-		}
-		rv := reflect.ValueOf(s)
+	return func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
+		rv := reflect.ValueOf(sliceOf[E](v))
 		if named {
 			rv = rv.Convert(t)
 		}
@@ -407,25 +415,14 @@ func typedSlice[E godlpack.Element](t reflect.Type) param {
 	}
 }
 
-// sliceView is a []E over an array argument's compact memory of exactly E's
-// dtype. unsafe.Slice makes no new type per length.
-func sliceView[E godlpack.Element](v *C.gdl_value, name string, i int) ([]E, error) {
-	dt := godlpack.DTypeOf[E]()
-	view := cView(v)
-	if view.DType != dt {
-		return nil, &BufferError{fmt.Sprintf("%s() argument %d: dtype %v, want %v", name, i+1, view.DType, dt)}
+// sliceOf is a typed-slice argument as C checked it (ext.c, slice_arg and
+// buffer_arg): n elements of exactly E's dtype at data. unsafe.Slice makes no
+// new type per length.
+func sliceOf[E godlpack.Element](v *C.gdl_value) []E {
+	if v.n == 0 {
+		return []E{}
 	}
-	if !view.IsCompact() {
-		return nil, &BufferError{fmt.Sprintf("%s() argument %d: not C-contiguous (strides %v for shape %v); pass a contiguous copy", name, i+1, view.Strides, view.Shape)}
-	}
-	n, err := view.NumElements() // C validated it: no overflow
-	if err != nil {
-		return nil, &BufferError{err.Error()}
-	}
-	if n == 0 {
-		return []E{}, nil
-	}
-	return unsafe.Slice((*E)(unsafe.Add(view.Data, view.ByteOffset)), n), nil
+	return unsafe.Slice((*E)(v.data), int(v.n))
 }
 
 // cView describes an array argument that the C trampoline has validated

@@ -20,6 +20,7 @@ var module = pyext.NewModule("vecmath", "Vector math in Go, on any DLPack array.
 	Def("add", pyext.FuncE2(add), "add(x, y)\n--\n\nx + y as a new float64 array allocated by Go.", pyext.ReadOnlyArgs).
 	Def("norm", pyext.Func1(norm), "norm(x)\n--\n\nThe Euclidean norm of a float64 array.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
 	Def("clip", clip, "clip(x, lo, hi)\n--\n\nClamp x to [lo, hi] in place; returns how many changed.").
+	Def("isum", pyext.Func1(isum), "isum(x)\n--\n\nThe sum of an int64 array (for tests of integer dtypes).", pyext.ReadOnlyArgs).
 	Def("echo", echo, "echo(x)\n--\n\nReturns x itself: refused, the result would alias an argument (for tests).", pyext.ReadOnlyArgs).
 	Def("fail", pyext.Func1(fail), "fail(how)\n--\n\nRaises: how is 'error', 'buffer' or 'panic' (for tests).")
 
@@ -59,6 +60,14 @@ func clip(x []float64, lo, hi float64) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+func isum(x []int64) int64 {
+	var s int64
+	for _, v := range x {
+		s += v
+	}
+	return s
 }
 
 func echo(x []float64) []float64 { return x }
