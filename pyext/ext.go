@@ -34,8 +34,9 @@ import (
 //
 // A parameter is a Go scalar (float32/64, int and uint types, bool,
 // string) or an array: a typed slice such as []float32 (a zero-copy view of
-// any DLPack object's compact CPU memory of exactly that dtype; anything else
-// is refused with BufferError), or a godlpack.Tensor (any validated view).
+// any DLPack object's compact CPU memory of exactly that dtype, checked in C
+// before the call; anything else is refused with BufferError), or a
+// godlpack.Tensor (any validated view).
 // Arrays stay valid until the function returns: never keep them.
 //
 // Results are any number of scalars, slices ([]T, returned zero-copy as a
@@ -345,12 +346,7 @@ func paramFor(t reflect.Type) (byte, param, error) {
 	}
 	if t == tensorType {
 		return C.GDL_V_ARRAY, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
-			view := cView(v)
-			view.Shape = append([]int64{}, view.Shape...) // a copy: the user may keep the Tensor
-			if view.Strides != nil {
-				view.Strides = append([]int64{}, view.Strides...)
-			}
-			return reflect.ValueOf(view), nil
+			return reflect.ValueOf(tensorArg(v)), nil
 		}, nil
 	}
 	return 0, nil, fmt.Errorf("unsupported parameter type %v", t)
@@ -423,6 +419,17 @@ func sliceOf[E godlpack.Element](v *C.gdl_value) []E {
 		return []E{}
 	}
 	return unsafe.Slice((*E)(v.data), int(v.n))
+}
+
+// tensorArg is a godlpack.Tensor argument, with its own shape and strides:
+// the function may keep the Tensor (not its memory).
+func tensorArg(v *C.gdl_value) godlpack.Tensor {
+	view := cView(v)
+	view.Shape = append([]int64{}, view.Shape...)
+	if view.Strides != nil {
+		view.Strides = append([]int64{}, view.Strides...)
+	}
+	return view
 }
 
 // cView describes an array argument that the C trampoline has validated

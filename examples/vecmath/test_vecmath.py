@@ -237,3 +237,9 @@ def test_arrays_on_a_device_are_refused():
     new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
     with pytest.raises(BufferError, match="on device type 2; Go functions take CPU-accessible arrays"):
         vecmath.norm(new(ctypes.addressof(t), b"dltensor_versioned", None))
+
+
+def test_a_tensor_parameter_takes_any_layout_and_dtype():
+    assert vecmath.describe(np.zeros((2, 3), np.float32)) == "float32 [2 3]"
+    assert vecmath.describe(np.zeros((3, 4), np.int16).T) == "int16 [4 3]"
+    assert vecmath.describe(np.array(1.0)) == "float64 []"
