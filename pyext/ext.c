@@ -10,23 +10,177 @@ extern int gdlpyCall(int id, gdl_value* in, int nin, gdl_value* out, int* nout, 
 
 static const char FN_CAPSULE[] = "godlpack.gofunc";
 
-/* Calls the arrays' deleters; a pending exception survives deleters that
- * run Python code. */
-static void free_arrays(const gdl_fn* fn, gdl_value* in, int n) {
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
+/* How an array argument is held until the call returns. */
+enum { ARG_NONE, ARG_MANAGED, ARG_HELD };
+
+/* One call's arguments: the values for Go, and what C holds for them. */
+typedef struct {
+  gdl_value v[GDL_MAX_PARAMS];
+  char how[GDL_MAX_PARAMS];
+  PyObject* held[GDL_MAX_PARAMS]; /* ARG_HELD's reference */
+} call_args;
+
+/* Lets go of the first n arguments' arrays; a pending exception survives
+ * deleters that run Python code. (Dropping a held reference runs none: the
+ * caller holds the argument too.) */
+static void free_arrays(call_args* a, int n) {
   for (int i = 0; i < n; i++) {
-    if (fn->sig[i] == GDL_V_ARRAY && in[i].p != NULL) {
-      gdl_managed_free(in[i].p, in[i].versioned);
-      in[i].p = NULL;
-    }
+    if (a->how[i] == ARG_HELD) Py_DECREF(a->held[i]);
+    if (a->how[i] != ARG_MANAGED) continue;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    gdl_managed_free(a->v[i].p, a->v[i].versioned);
+    PyErr_Restore(type, value, tb);
   }
-  PyErr_Restore(type, value, tb);
 }
 
-/* Imports obj as an array argument: validated, CPU-accessible, and writable
- * unless the function accepts read-only arrays. */
-static int array_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
+static const char* dtype_name(uint8_t code, uint8_t bits) {
+  for (int i = 0; i < GDL_NUM_DTYPES; i++) {
+    if (gdl_dtypes[i].code == code && gdl_dtypes[i].bits == bits) return gdl_dtypes[i].name;
+  }
+  return "unknown dtype"; /* not reached: validated tensors and Go element types are known */
+}
+
+/* dims as Go prints an []int64: [2 3]. */
+static void put_dims(char* s, size_t len, const int64_t* dims, int32_t nd) {
+  size_t k = (size_t)snprintf(s, len, "[");
+  for (int32_t i = 0; i < nd && k < len; i++) k += (size_t)snprintf(s + k, len - k, i ? " %lld" : "%lld", (long long)dims[i]);
+  if (k < len) snprintf(s + k, len - k, "]");
+}
+
+/* Row-major contiguous: strides of size-1 dimensions are ignored, as are
+ * all strides of an empty array (godlpack.IsCompact). */
+static int compact(const DLTensor* t) {
+  if (t->strides == NULL) return 1;
+  for (int32_t k = 0; k < t->ndim; k++) {
+    if (t->shape[k] == 0) return 1;
+  }
+  int64_t acc = 1;
+  for (int32_t k = t->ndim - 1; k >= 0; k--) {
+    if (t->shape[k] != 1 && t->strides[k] != acc) return 0;
+    acc *= t->shape[k];
+  }
+  return 1;
+}
+
+/* A validated tensor taken by a typed-slice parameter: exactly its element
+ * type, compact. Sets v's data, n and i; -1 with BufferError otherwise. */
+static int slice_arg(const gdl_fn* fn, int i, const DLTensor* t, gdl_value* v) {
+  gdl_elem e = fn->elem[i];
+  if (t->dtype.code != e.code || t->dtype.bits != e.bits) {
+    PyErr_Format(PyExc_BufferError, "%s() argument %d: dtype %s, want %s", fn->name, i + 1,
+                 dtype_name(t->dtype.code, t->dtype.bits), dtype_name(e.code, e.bits));
+    return -1;
+  }
+  if (!compact(t)) {
+    char strides[512], shape[512];
+    put_dims(strides, sizeof strides, t->strides, t->ndim);
+    put_dims(shape, sizeof shape, t->shape, t->ndim);
+    PyErr_Format(PyExc_BufferError, "%s() argument %d: not C-contiguous (strides %s for shape %s); pass a contiguous copy",
+                 fn->name, i + 1, strides, shape);
+    return -1;
+  }
+  int64_t n = 1;
+  for (int32_t k = 0; k < t->ndim; k++) n *= t->shape[k]; /* validated: no overflow */
+  v->n = n;
+  v->i = n * (e.bits / 8);
+  v->data = n ? (char*)t->data + t->byte_offset : NULL;
+  return 0;
+}
+
+/* The start of NumPy's array and dtype objects, as NumPy's own macros
+ * (PyArray_DATA, PyArray_DESCR, PyArray_TYPE...) read them in every
+ * compiled extension: the same in NumPy 1.x and 2.x. */
+typedef struct {
+  PyObject_HEAD
+  PyTypeObject* typeobj;
+  char kind, type, byteorder, flags_1x; /* flags moved in NumPy 2 */
+  int type_num;
+} np_descr;
+
+typedef struct {
+  PyObject_HEAD
+  char* data;
+  int nd;
+  Py_ssize_t* dimensions;
+  Py_ssize_t* strides;
+  PyObject* base;
+  np_descr* descr;
+  int flags;
+} np_array;
+
+#define NP_C_CONTIGUOUS 0x0001 /* NumPy's flag: row-major, as godlpack.IsCompact */
+#define NP_WRITEABLE 0x0400
+
+/* NumPy's ndarray type, recognised by name when the first one is passed: a
+ * static type, so its address is fixed for the process. Subclasses are not
+ * it (they take the DLPack path). */
+static PyTypeObject* ndarray_type;
+
+static int is_ndarray(PyObject* obj) {
+  PyTypeObject* t = Py_TYPE(obj);
+  if (t == ndarray_type) return 1;
+  if (ndarray_type != NULL || (t->tp_flags & Py_TPFLAGS_HEAPTYPE) || strcmp(t->tp_name, "numpy.ndarray") != 0) return 0;
+  ndarray_type = t;
+  return 1;
+}
+
+/* The element type of NumPy's built-in numeric type numbers (NPY_BOOL...
+ * NPY_CDOUBLE, NPY_HALF) in native byte order; {0, 0} for any other. */
+static gdl_elem np_elem(const np_descr* d) {
+  gdl_elem none = {0, 0};
+  if (d->byteorder != '=' && d->byteorder != '|') return none;
+  switch (d->type_num) {
+    case 0: return (gdl_elem){kDLBool, 8};
+    case 1: return (gdl_elem){kDLInt, 8};
+    case 2: return (gdl_elem){kDLUInt, 8};
+    case 3: return (gdl_elem){kDLInt, 8 * sizeof(short)};
+    case 4: return (gdl_elem){kDLUInt, 8 * sizeof(short)};
+    case 5: return (gdl_elem){kDLInt, 8 * sizeof(int)};
+    case 6: return (gdl_elem){kDLUInt, 8 * sizeof(int)};
+    case 7: return (gdl_elem){kDLInt, 8 * sizeof(long)};
+    case 8: return (gdl_elem){kDLUInt, 8 * sizeof(long)};
+    case 9: return (gdl_elem){kDLInt, 8 * sizeof(long long)};
+    case 10: return (gdl_elem){kDLUInt, 8 * sizeof(long long)};
+    case 11: return (gdl_elem){kDLFloat, 32};
+    case 12: return (gdl_elem){kDLFloat, 64};
+    case 14: return (gdl_elem){kDLComplex, 64};
+    case 15: return (gdl_elem){kDLComplex, 128};
+    case 23: return (gdl_elem){kDLFloat, 16};
+  }
+  return none;
+}
+
+/* The fast path for a NumPy array passed to a typed-slice parameter: its
+ * fields read directly, with no capsule and no Python call. Taken (1) only
+ * when the array is what the DLPack path would accept: exactly the element
+ * type, compact, writable unless read-only arguments are allowed (NumPy
+ * memory is on the CPU). Otherwise 0, and the DLPack path takes the argument
+ * or words the refusal. The array is held (a reference) until the call
+ * returns, as a capsule would hold it. */
+static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
+  const np_array* x = (const np_array*)obj;
+  gdl_elem want = fn->elem[i], got = np_elem(x->descr);
+  if (got.code != want.code || got.bits != want.bits || !(x->flags & NP_C_CONTIGUOUS) ||
+      (!(x->flags & NP_WRITEABLE) && !fn->readonly_ok) || x->nd > GDL_MAX_NDIM)
+    return 0;
+  int64_t n = 1;
+  for (int k = 0; k < x->nd; k++) n *= x->dimensions[k]; /* NumPy's sizes fit */
+  gdl_value* v = &a->v[i];
+  v->n = n;
+  v->i = n * (want.bits / 8);
+  v->data = n ? x->data : NULL;
+  a->held[i] = Py_NewRef(obj);
+  a->how[i] = ARG_HELD;
+  return 1;
+}
+
+/* Imports obj as an array argument: validated, CPU-accessible, writable
+ * unless the function accepts read-only arrays, and for a typed slice of
+ * its element type and compact. */
+static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
+  int typed = fn->elem[i].bits != 0;
+  if (typed && is_ndarray(obj) && ndarray_arg(fn, i, obj, a)) return 0;
   int versioned;
   void* m = gdl_managed_from_object(obj, NULL, GDL.max_version, NULL, NULL, &versioned);
   if (m == NULL) return -1;
@@ -48,16 +202,16 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
     PyErr_Format(PyExc_BufferError, "%s(): %s", fn->name, msg);
     return -1;
   }
-  if (gdl_host_sync(t->device, 1) < 0) { /* managed memory: the host waits for the device */
-    gdl_managed_free(m, versioned);
-    return -1;
-  }
+  gdl_value* v = &a->v[i];
   v->p = m;
   v->versioned = versioned;
-  return 0;
+  a->how[i] = ARG_MANAGED; /* freed by the caller from here on */
+  if (gdl_host_sync(t->device, 1) < 0) return -1; /* managed memory: the host waits for the device */
+  return typed ? slice_arg(fn, i, t, v) : 0;
 }
 
-static int convert(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
+static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
+  gdl_value* v = &a->v[i];
   switch (fn->sig[i]) {
     case GDL_V_FLOAT:
       v->f = PyFloat_AsDouble(obj);
@@ -99,7 +253,7 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
       return v->s == NULL ? -1 : 0;
     }
     case GDL_V_ARRAY:
-      return array_arg(fn, i, obj, v);
+      return array_arg(fn, i, obj, a);
   }
   PyErr_SetString(PyExc_SystemError, "godlpack: unknown parameter kind");
   return -1;
@@ -143,26 +297,30 @@ static PyObject* trampoline(PyObject* self, PyObject* const* args, Py_ssize_t na
                  nargs);
     return NULL;
   }
-  gdl_value in[GDL_MAX_PARAMS] = {{0}}, out[GDL_MAX_RESULTS] = {{0}};
+  call_args a; /* only the first nparams entries are used: no more is cleared */
+  memset(a.v, 0, (size_t)fn->nparams * sizeof a.v[0]);
+  memset(a.how, ARG_NONE, (size_t)fn->nparams);
   for (int i = 0; i < fn->nparams; i++) {
-    if (convert(fn, i, args[i], &in[i]) < 0) {
-      free_arrays(fn, in, i);
+    if (convert(fn, i, args[i], &a) < 0) {
+      free_arrays(&a, i + 1);
       return NULL;
     }
   }
+  gdl_value out[GDL_MAX_RESULTS];
+  memset(out, 0, (size_t)fn->nresults * sizeof out[0]);
   char err[1024];
   int nout = 0, kind;
   if (!gdl_go_ready()) {
-    free_arrays(fn, in, fn->nparams);
+    free_arrays(&a, fn->nparams);
     return NULL;
   }
   if (fn->release_gil) {
-    Py_BEGIN_ALLOW_THREADS kind = gdlpyCall(fn->id, in, fn->nparams, out, &nout, err, sizeof err);
+    Py_BEGIN_ALLOW_THREADS kind = gdlpyCall(fn->id, a.v, fn->nparams, out, &nout, err, sizeof err);
     Py_END_ALLOW_THREADS
   } else {
-    kind = gdlpyCall(fn->id, in, fn->nparams, out, &nout, err, sizeof err);
+    kind = gdlpyCall(fn->id, a.v, fn->nparams, out, &nout, err, sizeof err);
   }
-  free_arrays(fn, in, fn->nparams); /* arrays stay alive until the call returns */
+  free_arrays(&a, fn->nparams); /* arrays stay alive until the call returns */
   const char* kinds = fn->kinds;
   if (kind != GDL_ERR_NONE) {
     drop_results(kinds, out, nout);

@@ -34,8 +34,9 @@ import (
 //
 // A parameter is a Go scalar (float32/64, int and uint types, bool,
 // string) or an array: a typed slice such as []float32 (a zero-copy view of
-// any DLPack object's compact CPU memory of exactly that dtype; anything else
-// is refused with BufferError), or a godlpack.Tensor (any validated view).
+// any DLPack object's compact CPU memory of exactly that dtype, checked in C
+// before the call; anything else is refused with BufferError), or a
+// godlpack.Tensor (any validated view).
 // Arrays stay valid until the function returns: never keep them.
 //
 // Results are any number of scalars, slices ([]T, returned zero-copy as a
@@ -198,6 +199,7 @@ func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []b
 	c := f.c
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&c.kinds[0])), C.GDL_MAX_RESULTS+1), kinds)
 	c.nparams = C.int(nparams)
+	c.nresults = C.int(len(kinds))
 	c.name = C.CString(name)
 	c.doc = C.CString(doc)
 	for _, o := range opts {
@@ -276,6 +278,7 @@ func newGoFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) 
 			return nil, fmt.Errorf("parameter %d: %w", i+1, err)
 		}
 		sig[i] = kind
+		c.elem[i] = elemOf(t.In(i))
 		f.params = append(f.params, p)
 	}
 	nout := t.NumOut()
@@ -343,12 +346,7 @@ func paramFor(t reflect.Type) (byte, param, error) {
 	}
 	if t == tensorType {
 		return C.GDL_V_ARRAY, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
-			view := cView(v)
-			view.Shape = append([]int64{}, view.Shape...) // a copy: the user may keep the Tensor
-			if view.Strides != nil {
-				view.Strides = append([]int64{}, view.Strides...)
-			}
-			return reflect.ValueOf(view), nil
+			return reflect.ValueOf(tensorArg(v)), nil
 		}, nil
 	}
 	return 0, nil, fmt.Errorf("unsupported parameter type %v", t)
@@ -391,15 +389,21 @@ func sliceParam(t reflect.Type) (param, bool) {
 	return nil, false
 }
 
+// elemOf is what C checks an array argument against for a parameter of type
+// t: a typed slice's element dtype, zero for anything else.
+func elemOf(t reflect.Type) C.gdl_elem {
+	if t.Kind() != reflect.Slice {
+		return C.gdl_elem{}
+	}
+	dt, _ := godlpack.DTypeOfKind(t.Elem().Kind())
+	return C.gdl_elem{code: C.uint8_t(dt.Code), bits: C.uint8_t(dt.Bits)}
+}
+
 // typedSlice converts array arguments to []E (t is []E or a named type of it).
 func typedSlice[E godlpack.Element](t reflect.Type) param {
 	named := t != reflect.TypeFor[[]E]()
-	return func(v *C.gdl_value, name string, i int) (reflect.Value, error) {
-		s, err := sliceView[E](v, name, i)
-		if err != nil {
-			return reflect.Value{}, err
-		}
-		rv := reflect.ValueOf(s)
+	return func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
+		rv := reflect.ValueOf(sliceOf[E](v))
 		if named {
 			rv = rv.Convert(t)
 		}
@@ -407,25 +411,25 @@ func typedSlice[E godlpack.Element](t reflect.Type) param {
 	}
 }
 
-// sliceView is a []E over an array argument's compact memory of exactly E's
-// dtype. unsafe.Slice makes no new type per length.
-func sliceView[E godlpack.Element](v *C.gdl_value, name string, i int) ([]E, error) {
-	dt := godlpack.DTypeOf[E]()
+// sliceOf is a typed-slice argument as C checked it (ext.c, slice_arg and
+// buffer_arg): n elements of exactly E's dtype at data. unsafe.Slice makes no
+// new type per length.
+func sliceOf[E godlpack.Element](v *C.gdl_value) []E {
+	if v.n == 0 {
+		return []E{}
+	}
+	return unsafe.Slice((*E)(v.data), int(v.n))
+}
+
+// tensorArg is a godlpack.Tensor argument, with its own shape and strides:
+// the function may keep the Tensor (not its memory).
+func tensorArg(v *C.gdl_value) godlpack.Tensor {
 	view := cView(v)
-	if view.DType != dt {
-		return nil, &BufferError{fmt.Sprintf("%s() argument %d: dtype %v, want %v", name, i+1, view.DType, dt)}
+	view.Shape = append([]int64{}, view.Shape...)
+	if view.Strides != nil {
+		view.Strides = append([]int64{}, view.Strides...)
 	}
-	if !view.IsCompact() {
-		return nil, &BufferError{fmt.Sprintf("%s() argument %d: not C-contiguous (strides %v for shape %v); pass a contiguous copy", name, i+1, view.Strides, view.Shape)}
-	}
-	n, err := view.NumElements() // C validated it: no overflow
-	if err != nil {
-		return nil, &BufferError{err.Error()}
-	}
-	if n == 0 {
-		return []E{}, nil
-	}
-	return unsafe.Slice((*E)(unsafe.Add(view.Data, view.ByteOffset)), n), nil
+	return view
 }
 
 // cView describes an array argument that the C trampoline has validated

@@ -1,4 +1,4 @@
-/* Go extension functions (module.go, func.go, ext.c): the values passed
+/* Go extension functions (ext.go, typed.go, ext.c): the values passed
  * between the C trampoline, which converts Python objects, and Go. */
 #ifndef GODLPACK_EXT_H_
 #define GODLPACK_EXT_H_
@@ -15,8 +15,12 @@
 #define GDL_V_UINT 'u'   /* i (unsigned 64-bit) */
 #define GDL_V_BOOL 'b'   /* i (0 or 1) */
 #define GDL_V_STR 's'    /* s, n: UTF-8 (results: malloc'd, freed by C) */
-#define GDL_V_ARRAY 'a'  /* p: managed tensor; versioned says which kind */
+#define GDL_V_ARRAY 'a'  /* see gdl_value */
 
+/* An argument or result. Arrays: a typed-slice argument is data (its first
+ * element, NULL when empty), n elements and i bytes, which C has checked
+ * against the wanted element type; a godlpack.Tensor argument and an array
+ * result are p, a managed tensor, versioned or not. */
 typedef struct {
   double f;
   int64_t i;
@@ -24,17 +28,26 @@ typedef struct {
   int64_t n;
   void* p;
   int versioned;
+  void* data;
 } gdl_value;
+
+/* A typed-slice parameter's element type (DLPack code and bits); bits 0
+ * for any other parameter. */
+typedef struct {
+  uint8_t code, bits;
+} gdl_elem;
 
 /* A registered function: id into Go's table, its Python name and docstring,
  * the signature (one letter per parameter), and its flags. */
 typedef struct {
   int id;
   int nparams;
+  int nresults;
   int release_gil;
   int readonly_ok;
   char sig[GDL_MAX_PARAMS + 1];
   char kinds[GDL_MAX_RESULTS + 1]; /* result kinds, same letters */
+  gdl_elem elem[GDL_MAX_PARAMS];
   const char* name;
   const char* doc;
 } gdl_fn;

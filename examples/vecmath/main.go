@@ -7,9 +7,11 @@ import "C" // cgo: PyInit_vecmath below is exported to CPython
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"unsafe"
 
+	"github.com/godlpack/godlpack"
 	"github.com/godlpack/godlpack/pyext"
 )
 
@@ -20,6 +22,8 @@ var module = pyext.NewModule("vecmath", "Vector math in Go, on any DLPack array.
 	Def("add", pyext.FuncE2(add), "add(x, y)\n--\n\nx + y as a new float64 array allocated by Go.", pyext.ReadOnlyArgs).
 	Def("norm", pyext.Func1(norm), "norm(x)\n--\n\nThe Euclidean norm of a float64 array.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
 	Def("clip", clip, "clip(x, lo, hi)\n--\n\nClamp x to [lo, hi] in place; returns how many changed.").
+	Def("isum", pyext.Func1(isum), "isum(x)\n--\n\nThe sum of an int64 array (for tests of integer dtypes).", pyext.ReadOnlyArgs).
+	Def("describe", pyext.Func1(describe), "describe(t)\n--\n\nAny array's dtype and shape, e.g. 'float32 [2 3]'.", pyext.ReadOnlyArgs).
 	Def("echo", echo, "echo(x)\n--\n\nReturns x itself: refused, the result would alias an argument (for tests).", pyext.ReadOnlyArgs).
 	Def("fail", pyext.Func1(fail), "fail(how)\n--\n\nRaises: how is 'error', 'buffer' or 'panic' (for tests).")
 
@@ -60,6 +64,17 @@ func clip(x []float64, lo, hi float64) (int, error) {
 	}
 	return n, nil
 }
+
+func isum(x []int64) int64 {
+	var s int64
+	for _, v := range x {
+		s += v
+	}
+	return s
+}
+
+// describe takes a godlpack.Tensor: any CPU array, whatever its dtype or layout.
+func describe(t godlpack.Tensor) string { return fmt.Sprint(t.DType, " ", t.Shape) }
 
 func echo(x []float64) []float64 { return x }
 

@@ -160,3 +160,86 @@ def test_a_result_aliasing_an_argument_is_refused():
     """Returning an argument's memory would hand Python memory freed after the call."""
     with pytest.raises(ValueError, match="aliases an argument"):
         vecmath.echo(np.arange(3.0))
+
+
+class DLPackOnly:
+    """x seen only through __dlpack__: the path every argument but an exact
+    NumPy array takes, against which NumPy's fast path is checked."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __dlpack__(self, **kw):
+        return self.x.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.x.__dlpack_device__()
+
+
+class Sub(np.ndarray):
+    pass
+
+
+def _arrays():
+    dtypes = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.intc, np.uintc, np.int64, np.longlong,
+              np.uint64, np.ulonglong, np.float16, np.float32, np.float64, np.longdouble, np.complex64,
+              np.complex128, ">f8", ">i8", "<f8", "M8[s]", "V8", [("a", "<f4"), ("b", "<f4")]]
+    for dt in dtypes:
+        base = np.zeros(12, dt) if np.dtype(dt).kind in "MV" else np.arange(12).astype(dt)
+        ro = base.copy()
+        ro.setflags(write=False)
+        yield from (base, base.reshape(3, 4), base.reshape(3, 4).T, base[::2], base[:0], base.reshape(3, 4)[:, :1],
+                    base.reshape(3, 4)[:1], base[:1].reshape(()), ro, base.view(Sub))
+
+
+def _outcome(f, x):
+    try:
+        return "returned", f(x)
+    except Exception as e:  # noqa: BLE001  the exception is the outcome compared
+        return type(e), str(e)
+
+
+@pytest.mark.parametrize("name", ["norm", "isum", "scale"])
+def test_numpy_fast_path_accepts_and_refuses_as_dlpack_does(name):
+    """NumPy arrays are read from their fields, not through __dlpack__: every
+    dtype, layout and flag gets the same result or the same exception."""
+    f = (lambda x: vecmath.scale(x, 1.0)) if name == "scale" else getattr(vecmath, name)
+    for x in _arrays():
+        before = sys.getrefcount(x)
+        fast = _outcome(f, x)
+        assert sys.getrefcount(x) == before, (x.dtype, x.shape)
+        slow = _outcome(f, DLPackOnly(x))
+        assert fast == slow, (name, x.dtype, x.shape, x.strides, x.flags.writeable)
+
+
+def test_both_numpy_int64_types_are_int64():
+    assert vecmath.isum(np.arange(4, dtype=np.int64)) == 6
+    assert vecmath.isum(np.arange(4, dtype=np.longlong)) == 6
+    with pytest.raises(BufferError, match="dtype int32, want int64"):
+        vecmath.isum(np.arange(4, dtype=np.int32))
+
+
+def test_arrays_on_a_device_are_refused():
+    """A capsule on CUDA (never dereferenced): the device is checked before the dtype."""
+    import ctypes
+
+    class Tensor(ctypes.Structure):
+        _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("ctx", ctypes.c_void_p),
+                    ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("data", ctypes.c_void_p),
+                    ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                    ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                    ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                    ("byte_offset", ctypes.c_uint64)]
+
+    shape, strides, memory = (ctypes.c_int64 * 1)(3), (ctypes.c_int64 * 1)(1), ctypes.create_string_buffer(24)
+    t = Tensor(1, 0, None, None, 0, ctypes.addressof(memory), 2, 0, 1, 2, 64, 1, shape, strides, 0)  # float64
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    with pytest.raises(BufferError, match="on device type 2; Go functions take CPU-accessible arrays"):
+        vecmath.norm(new(ctypes.addressof(t), b"dltensor_versioned", None))
+
+
+def test_a_tensor_parameter_takes_any_layout_and_dtype():
+    assert vecmath.describe(np.zeros((2, 3), np.float32)) == "float32 [2 3]"
+    assert vecmath.describe(np.zeros((3, 4), np.int16).T) == "int16 [4 3]"
+    assert vecmath.describe(np.array(1.0)) == "float64 []"

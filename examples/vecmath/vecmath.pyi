@@ -21,6 +21,10 @@ def norm(arg1: Any, /) -> float:
     "The Euclidean norm of a float64 array."
 def clip(arg1: Any, arg2: float, arg3: float, /) -> int:
     "Clamp x to [lo, hi] in place; returns how many changed."
+def isum(arg1: Any, /) -> int:
+    "The sum of an int64 array (for tests of integer dtypes)."
+def describe(arg1: Any, /) -> str:
+    "Any array's dtype and shape, e.g. 'float32 [2 3]'."
 def echo(arg1: Any, /) -> Tensor:
     "Returns x itself: refused, the result would alias an argument (for tests)."
 def fail(arg1: str, /) -> None:

@@ -32,7 +32,8 @@ var module = pyext.NewModule("gosum", "Per-call cost probes for bench/ext_bench.
 	Def("sum_typed", pyext.Func1(sum), "sum(x), typed.", pyext.ReadOnlyArgs).
 	Def("noop_typed", pyext.Proc0(noop), "noop(), typed.").
 	Def("fid_typed", pyext.Func1(fid), "fid(a), typed.").
-	Def("touch_typed", pyext.Proc1(touch), "touch(x), typed.", pyext.ReadOnlyArgs)
+	Def("touch_typed", pyext.Proc1(touch), "touch(x), typed.", pyext.ReadOnlyArgs).
+	Def("ndim_typed", pyext.Func1(ndim), "ndim(t), typed.", pyext.ReadOnlyArgs)
 
 func sum(x []float64) float64 {
 	var s float64
