@@ -21,8 +21,10 @@ void gdl_owner_incref(gdl_owner* o) { __atomic_add_fetch(&o->refs, 1, __ATOMIC_R
  * thread (a foreign deleter releasing an export of ours, as in a chain of
  * imports through NumPy) is queued and run by the outermost release: a chain
  * of any length is released in constant stack. */
-static __thread gdl_owner* queued;
-static __thread int releasing;
+/* initial-exec: a plain %fs-relative access, not a __tls_get_addr call per
+ * release (the Go runtime in the same library already needs static TLS). */
+static __thread gdl_owner* queued __attribute__((tls_model("initial-exec")));
+static __thread int releasing __attribute__((tls_model("initial-exec")));
 
 void gdl_owner_decref(gdl_owner* o) {
   if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) != 0) return;

@@ -3,6 +3,11 @@
 #include "gdl.h"
 
 void gdl_owner_decref_keep_error(gdl_owner* owner) {
+  if (!PyErr_Occurred()) { /* the common case: no error to keep */
+    gdl_owner_decref(owner);
+    if (PyErr_Occurred()) PyErr_WriteUnraisable(NULL); /* a deleter must not raise */
+    return;
+  }
 #if PY_VERSION_HEX >= 0x030C0000
   PyObject* exc = PyErr_GetRaisedException();
   gdl_owner_decref(owner);
@@ -49,8 +54,7 @@ PyObject* gdl_tensor_from_managed(void* managed, int versioned) {
     gdl_managed_free(managed, versioned);
     return PyErr_NoMemory();
   }
-  /* The C twin of consumer.CheckVersioned/CheckLegacy (consumer/validate.c,
-   * fuzzed against the Go one): no C->Go crossing on the import path. */
+  /* core/validate.c, the one validator (Go's consumer calls it too). */
   int bad = versioned ? gdl_check_versioned(managed, err, sizeof err) : gdl_check_legacy(managed, err, sizeof err);
   if (bad) {
     gdl_owner_decref_keep_error(owner);

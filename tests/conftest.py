@@ -19,6 +19,14 @@ if _SANITIZER and f"{os.sep}build{os.sep}{_SANITIZER}{os.sep}" not in _godlpack.
     raise RuntimeError(f"GODLPACK_SANITIZER={_SANITIZER} but the module under test is {_godlpack.__file__}")
 
 
+def child_env(*first: str, **extra: str) -> dict[str, str]:
+    """os.environ for a child Python that imports the godlpack build this
+    process imported (pyext/, or make asan's instrumented one), with first
+    ahead of it on PYTHONPATH."""
+    home = os.path.dirname(os.path.dirname(godlpack.__file__))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([*first, home]), **extra)
+
+
 def live() -> tuple[int, int]:
     """(live owners, live exported managed tensors)."""
     return tuple(_godlpack._live())

@@ -14,6 +14,7 @@ import pytest
 import godlpack
 from dtypes import NUMPY_DTYPES as ALL_NUMPY
 from ctypes_producer import CtypesProducer
+from conftest import child_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -371,10 +372,8 @@ def test_all_names_exist():
 
 
 def test_demo_runs():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, "pyext") + os.pathsep + env.get("PYTHONPATH", "")
     r = subprocess.run(
-        [sys.executable, "-m", "godlpack", "demo"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "godlpack", "demo"], cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=120
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "dltensor" in r.stdout

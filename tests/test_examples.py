@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+from conftest import child_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "vecmath")
@@ -34,7 +35,7 @@ def test_a_second_go_runtime_is_reported(tmp_path):
             "    import godlpack\n"
             "print([str(x.message) for x in w if issubclass(x.category, RuntimeWarning)])\n"
             "print(sorted(is_self for _, is_self in godlpack.go_runtimes()))\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.path.join(ROOT, "pyext")]))
+    env = child_env(str(tmp_path))
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     warned, selves = r.stdout.strip().splitlines()

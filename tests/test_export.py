@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import godlpack
-from conftest import back_to, live
+from conftest import back_to, child_env, live
 from godlpack import _godlpack
 from ctypes_producer import (
     IS_COPIED,
@@ -217,8 +217,7 @@ def test_dl_device_gpu_from_cpu_with_stand_in_driver(tmp_path, dev):
     code = (f"import sys; sys.path[:0] = [{here!r}]\n"
             "import godlpack, test_export as te\n"
             f"te._check_gpu_from_cpu(godlpack.arange(10, dtype='float32'), {dev!r})\nprint('ok')\n")
-    env = dict(os.environ, GODLPACK_LIBCUDA=lib,
-               PYTHONPATH=os.pathsep.join([here, os.path.join(os.path.dirname(here), "pyext")]))
+    env = child_env(here, GODLPACK_LIBCUDA=lib)
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=here)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr
 

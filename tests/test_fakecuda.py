@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
+from conftest import child_env
 from fakecuda import driver
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYEXT = os.path.join(os.path.dirname(HERE), "pyext")
 CASES_FILE = os.path.join(HERE, "fakecuda", "cases.py")
 # Extra environment of some cases (read by the stand-in driver).
 ENV = {"case_the_driver_failing_to_start_says_why": {"FAKECUDA_INIT_RESULT": "100"}}
@@ -35,8 +35,7 @@ def fakecuda_lib(tmp_path_factory) -> str:
 
 
 def run_case(lib: str, name: str, extra_env: dict | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, GODLPACK_LIBCUDA=lib, **(extra_env or {}))
-    env["PYTHONPATH"] = os.pathsep.join([HERE, PYEXT] + [p for p in [env.get("PYTHONPATH")] if p])
+    env = child_env(HERE, GODLPACK_LIBCUDA=lib, **(extra_env or {}))
     code = f"import sys; sys.path[:0] = [{HERE!r}]\nfrom fakecuda import cases\ncases.{name}()\nprint('ok')\n"
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
                           cwd=HERE)

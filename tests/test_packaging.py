@@ -8,14 +8,13 @@ import subprocess
 import sys
 
 import godlpack
+from conftest import child_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _godlpack(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, "pyext") + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "godlpack", *args], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "godlpack", *args], cwd=ROOT, env=child_env(), capture_output=True,
                           text=True, timeout=120)
 
 

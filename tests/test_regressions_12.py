@@ -13,8 +13,8 @@ import pytest
 
 import godlpack
 import ctypes_producer as cp
+from conftest import child_env
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # --- item 2: a foreign deleter that runs Python code keeps the pending error ----
@@ -70,7 +70,7 @@ def test_deep_chain_releases_iteratively():
         assert _godlpack._live() == base, (_godlpack._live(), base)
         print("released")
     """)
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "pyext"))
+    env = child_env()
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0 and "released" in r.stdout, (r.returncode, r.stdout, r.stderr[-2000:])
 
@@ -138,7 +138,7 @@ def test_asarray_refuses_instead_of_an_object_array():
         except BufferError as e:
             print("refused:", e)
     """)
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "pyext"))
+    env = child_env()
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert "refused:" in r.stdout and "ml_dtypes" in r.stdout, (r.stdout, r.stderr[-2000:])
 
