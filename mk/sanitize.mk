@@ -2,6 +2,7 @@
 # the cgo C code) or UBSan (C code; any report aborts), installed with the
 # Python package under build/<san>/, and the pytest suite run against it.
 # allocator_may_return_null: a too-large zeros() is a MemoryError there too.
+# Reports go to build/<san>/report.PID (pytest captures stderr) and are shown.
 # RSS and glibc-heap checks skip there (GODLPACK_SANITIZER is set). pytest's
 # pythonpath setting (pyext first) is overridden so the instrumented build is
 # the one imported; tests/conftest.py checks that it is.
@@ -23,6 +24,7 @@ asan-ext ubsan-ext: %-ext: probe
 	  $(BASEPYTHON) tools/godlpack_build.py build/$*/godlpack/_godlpack$(EXT_SUFFIX) ./pyext/module
 
 asan ubsan: %: %-ext venv
-	LD_PRELOAD="$(SAN_PRELOAD_$*)" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 PYTHONMALLOC=malloc GODLPACK_SANITIZER=$* \
-	  PYTHONPATH=$(CURDIR)/build/$*:$(CURDIR)/pyext $(PYTHON) -m pytest -q -p no:cacheprovider -o pythonpath=tests $(SAN_TESTS)
+	LD_PRELOAD="$(SAN_PRELOAD_$*)" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1:log_path=$(CURDIR)/build/$*/report \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/build/$*/report PYTHONMALLOC=malloc GODLPACK_SANITIZER=$* \
+	  PYTHONPATH=$(CURDIR)/build/$*:$(CURDIR)/pyext $(PYTHON) -m pytest -q -p no:cacheprovider -o pythonpath=tests $(SAN_TESTS) \
+	  || { cat build/$*/report.* 2>/dev/null; exit 1; }

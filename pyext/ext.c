@@ -48,20 +48,8 @@ static void put_dims(char* s, size_t len, const int64_t* dims, int32_t nd) {
   if (k < len) snprintf(s + k, len - k, "]");
 }
 
-/* Row-major contiguous: strides of size-1 dimensions are ignored, as are
- * all strides of an empty array (godlpack.IsCompact). */
-static int compact(const DLTensor* t) {
-  if (t->strides == NULL) return 1;
-  for (int32_t k = 0; k < t->ndim; k++) {
-    if (t->shape[k] == 0) return 1;
-  }
-  int64_t acc = 1;
-  for (int32_t k = t->ndim - 1; k >= 0; k--) {
-    if (t->shape[k] != 1 && t->strides[k] != acc) return 0;
-    acc *= t->shape[k];
-  }
-  return 1;
-}
+/* The alignment Go gives the element type (a complex is two floats). */
+static uintptr_t go_align(gdl_elem e) { return e.code == kDLComplex ? e.bits / 16 : e.bits / 8; }
 
 /* A validated tensor taken by a typed-slice parameter: exactly its element
  * type, compact. Sets v's data, n and i; -1 with BufferError otherwise. */
@@ -72,7 +60,7 @@ static int slice_arg(const gdl_fn* fn, int i, const DLTensor* t, gdl_value* v) {
                  dtype_name(t->dtype.code, t->dtype.bits), dtype_name(e.code, e.bits));
     return -1;
   }
-  if (!compact(t)) {
+  if (t->strides != NULL && !gdl_is_compact(t->shape, t->strides, t->ndim, 0)) {
     char strides[512], shape[512];
     put_dims(strides, sizeof strides, t->strides, t->ndim);
     put_dims(shape, sizeof shape, t->shape, t->ndim);
@@ -80,11 +68,16 @@ static int slice_arg(const gdl_fn* fn, int i, const DLTensor* t, gdl_value* v) {
                  fn->name, i + 1, strides, shape);
     return -1;
   }
-  int64_t n = 1;
-  for (int32_t k = 0; k < t->ndim; k++) n *= t->shape[k]; /* validated: no overflow */
+  int64_t n = gdl_shape_count(t->shape, t->ndim); /* validated: no overflow */
+  char* data = n ? (char*)t->data + t->byte_offset : NULL;
+  if ((uintptr_t)data % go_align(e) != 0) {
+    PyErr_Format(PyExc_BufferError, "%s() argument %d: data at %p is not aligned for %s elements; pass an aligned copy",
+                 fn->name, i + 1, (void*)data, dtype_name(e.code, e.bits));
+    return -1;
+  }
   v->n = n;
   v->i = n * (e.bits / 8);
-  v->data = n ? (char*)t->data + t->byte_offset : NULL;
+  v->data = data;
   return 0;
 }
 
@@ -110,6 +103,7 @@ typedef struct {
 } np_array;
 
 #define NP_C_CONTIGUOUS 0x0001 /* NumPy's flag: row-major, as godlpack.IsCompact */
+#define NP_ALIGNED 0x0100
 #define NP_WRITEABLE 0x0400
 
 /* NumPy's ndarray type, recognised by name when the first one is passed: a
@@ -154,14 +148,14 @@ static gdl_elem np_elem(const np_descr* d) {
 /* The fast path for a NumPy array passed to a typed-slice parameter: its
  * fields read directly, with no capsule and no Python call. Taken (1) only
  * when the array is what the DLPack path would accept: exactly the element
- * type, compact, writable unless read-only arguments are allowed (NumPy
+ * type, compact, aligned, writable unless read-only arguments are allowed (NumPy
  * memory is on the CPU). Otherwise 0, and the DLPack path takes the argument
  * or words the refusal. The array is held (a reference) until the call
  * returns, as a capsule would hold it. */
 static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   const np_array* x = (const np_array*)obj;
   gdl_elem want = fn->elem[i], got = np_elem(x->descr);
-  if (got.code != want.code || got.bits != want.bits || !(x->flags & NP_C_CONTIGUOUS) ||
+  if (got.code != want.code || got.bits != want.bits || !(x->flags & NP_C_CONTIGUOUS) || !(x->flags & NP_ALIGNED) ||
       (!(x->flags & NP_WRITEABLE) && !fn->readonly_ok) || x->nd > GDL_MAX_NDIM)
     return 0;
   int64_t n = 1;
@@ -177,7 +171,7 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
 
 /* Imports obj as an array argument: validated, CPU-accessible, writable
  * unless the function accepts read-only arrays, and for a typed slice of
- * its element type and compact. */
+ * its element type, compact and aligned. */
 static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   int typed = fn->elem[i].bits != 0;
   if (typed && is_ndarray(obj) && ndarray_arg(fn, i, obj, a)) return 0;

@@ -190,6 +190,8 @@ def _arrays():
         ro.setflags(write=False)
         yield from (base, base.reshape(3, 4), base.reshape(3, 4).T, base[::2], base[:0], base.reshape(3, 4)[:, :1],
                     base.reshape(3, 4)[:1], base[:1].reshape(()), ro, base.view(Sub))
+        if base.itemsize > 1:  # one byte off: unaligned, still contiguous
+            yield np.concatenate([np.zeros(1, np.uint8), base.view(np.uint8).ravel()])[1:].view(base.dtype)
 
 
 def _outcome(f, x):
@@ -210,6 +212,16 @@ def test_numpy_fast_path_accepts_and_refuses_as_dlpack_does(name):
         assert sys.getrefcount(x) == before, (x.dtype, x.shape)
         slow = _outcome(f, DLPackOnly(x))
         assert fast == slow, (name, x.dtype, x.shape, x.strides, x.flags.writeable)
+
+
+def test_unaligned_arrays_are_refused():
+    """Go's slices assume aligned elements; NumPy exports unaligned arrays."""
+    x = np.concatenate([np.zeros(1, np.uint8), np.arange(4.0).view(np.uint8)])[1:].view(np.float64)
+    assert not x.flags.aligned and x.flags.c_contiguous
+    for arg in (x, DLPackOnly(x)):
+        with pytest.raises(BufferError, match="not aligned"):
+            vecmath.norm(arg)
+    assert vecmath.norm(x.copy()) == pytest.approx(np.linalg.norm(np.arange(4.0)))
 
 
 def test_both_numpy_int64_types_are_int64():
