@@ -124,7 +124,13 @@ typedef struct {
   const DLPackExchangeAPI* api; /* the table to use, or NULL: __dlpack__ */
   int torch_checks;             /* torch.Tensor's own __dlpack__: see torch_quirks.c */
   gdl_torch_quirks torch;
+  PyObject* dlpack; /* __dlpack__, a C method of a type without instance dicts, or NULL */
 } type_entry;
+
+static void entry_clear(type_entry* e) {
+  gdl_torch_quirks_clear(&e->torch);
+  Py_CLEAR(e->dlpack);
+}
 
 #define TYPE_CACHE 8
 static type_entry type_cache[TYPE_CACHE];
@@ -178,7 +184,15 @@ static int entry_init(PyTypeObject* tp, type_entry* e) {
   memset(e, 0, sizeof *e);
   e->api = table_of(tp, &err);
   if (err) return -1;
-  if (e->api == NULL) return 0;
+  if (e->api == NULL) {
+    /* No instance can shadow a C method of such a type (NumPy's ndarray):
+     * calling it directly saves the method lookup of every call. */
+    PyObject* m = tp->tp_dictoffset == 0 ? PyObject_GetAttr((PyObject*)tp, s_dlpack_attr) : NULL;
+    if (m != NULL && Py_IS_TYPE(m, &PyMethodDescr_Type)) e->dlpack = m;
+    else Py_XDECREF(m);
+    PyErr_Clear(); /* no __dlpack__: from_dlpack's call says so */
+    return 0;
+  }
   Py_ssize_t table_at = defined_at(tp, s_exchange_attr), dlpack_at = defined_at(tp, s_dlpack_attr);
   if (table_at < 0 || dlpack_at < 0) return -1;
   int own_dlpack = dlpack_at >= table_at; /* __dlpack__ is the table's class's or inherited by it */
@@ -236,7 +250,7 @@ static const type_entry* lookup(PyTypeObject* tp, type_entry* scratch) {
   /* Dropping references may run code that calls from_dlpack: the cache
    * stays as it is meanwhile. */
   type_cache_busy++;
-  gdl_torch_quirks_clear(&old.torch);
+  entry_clear(&old);
   Py_XDECREF((PyObject*)old.type);
   type_cache_busy--;
   return &type_cache[slot];
@@ -250,11 +264,13 @@ int gdl_exchange_check_dlpack(PyObject* obj) {
   type_entry scratch; /* filled only for a type that cannot be cached */
   const type_entry* e = lookup(tp, &scratch);
   if (e == NULL) return -1;
-  if (!e->torch_checks) return 0; /* scratch holds no references then */
-  type_cache_busy++;
-  int r = gdl_torch_dlpack_check(obj, &e->torch);
-  type_cache_busy--;
-  if (e == &scratch) gdl_torch_quirks_clear(&scratch.torch);
+  int r = 0;
+  if (e->torch_checks) {
+    type_cache_busy++;
+    r = gdl_torch_dlpack_check(obj, &e->torch);
+    type_cache_busy--;
+  }
+  if (e == &scratch) entry_clear(&scratch);
   return r;
 }
 
@@ -291,12 +307,28 @@ int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** o
   type_entry scratch; /* filled only for a type that cannot be cached */
   const type_entry* e = lookup(tp, &scratch);
   if (e == NULL) return -1;
-  if (e->api == NULL && !e->torch_checks) return 0; /* scratch holds no references then */
-  type_cache_busy++;
-  int r = e->api != NULL ? from_table(obj, e, out) : gdl_torch_dlpack_check(obj, &e->torch);
-  type_cache_busy--;
-  if (e == &scratch) gdl_torch_quirks_clear(&scratch.torch);
+  int r = 0;
+  if (e->api != NULL || e->torch_checks) {
+    type_cache_busy++;
+    r = e->api != NULL ? from_table(obj, e, out) : gdl_torch_dlpack_check(obj, &e->torch);
+    type_cache_busy--;
+  }
+  if (e == &scratch) entry_clear(&scratch);
   return r;
+}
+
+PyObject* gdl_dlpack_method(PyObject* obj) {
+  PyTypeObject* tp = Py_TYPE(obj);
+  if (skip_type(tp)) return NULL;
+  type_entry scratch;
+  const type_entry* e = lookup(tp, &scratch);
+  if (e == NULL) {
+    PyErr_Clear(); /* the call by name reports it */
+    return NULL;
+  }
+  PyObject* m = Py_XNewRef(e->dlpack); /* a reference: the call may evict the entry */
+  if (e == &scratch) entry_clear(&scratch);
+  return m;
 }
 
 int gdl_exchange_init(PyTypeObject* type) {

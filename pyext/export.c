@@ -1,6 +1,7 @@
 /* The producer side of the Python protocol: Tensor.__dlpack__ and
  * Tensor.__dlpack_device__. Every call makes a fresh managed tensor and a
  * fresh capsule that share the tensor's owner. */
+#include <string.h>
 #include "gdl.h"
 
 /* Matches a keyword name: interned pointer first, then by value. */
@@ -12,25 +13,55 @@ typedef struct {
   PyObject *stream, *max_version, *dl_device, *copy;
 } dlpack_args;
 
+enum { KW_MAX_VERSION, KW_STREAM, KW_DL_DEVICE, KW_COPY, KW_COUNT };
+
+/* The slot of keyword k, or -1. */
+static int kw_slot(PyObject* k) {
+  if (kw_is(k, GDL.s_max_version)) return KW_MAX_VERSION;
+  if (kw_is(k, GDL.s_stream)) return KW_STREAM;
+  if (kw_is(k, GDL.s_dl_device)) return KW_DL_DEVICE;
+  if (kw_is(k, GDL.s_copy)) return KW_COPY;
+  return -1;
+}
+
+/* Consumers pass the same keyword-names tuple on every call (NumPy builds
+ * its, not interned, once): the slots of the last tuple seen are kept, and
+ * a reference to it keeps its address from being reused. The GIL guards it. */
+static PyObject* last_kwnames;
+static signed char last_slots[KW_COUNT];
+
 static int parse_args(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, dlpack_args* a) {
   a->stream = a->max_version = a->dl_device = a->copy = Py_None;
   if (nargs != 0) {
     PyErr_SetString(PyExc_TypeError, "__dlpack__() takes keyword arguments only");
     return -1;
   }
-  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (kwnames == NULL) return 0;
+  PyObject** slot[KW_COUNT] = {&a->max_version, &a->stream, &a->dl_device, &a->copy};
+  Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
+  if (kwnames == last_kwnames) {
+    for (Py_ssize_t i = 0; i < nk; i++) *slot[(int)last_slots[i]] = args[i];
+    return 0;
+  }
+  signed char slots[KW_COUNT];
+  int seen = 0;
   for (Py_ssize_t i = 0; i < nk; i++) {
     PyObject* k = PyTuple_GET_ITEM(kwnames, i);
-    PyObject* v = args[i];
-    if (kw_is(k, GDL.s_max_version)) a->max_version = v;
-    else if (kw_is(k, GDL.s_stream)) a->stream = v;
-    else if (kw_is(k, GDL.s_dl_device)) a->dl_device = v;
-    else if (kw_is(k, GDL.s_copy)) a->copy = v;
-    else {
+    int s = kw_slot(k);
+    if (s < 0) {
       PyErr_Format(PyExc_TypeError, "__dlpack__() got an unexpected keyword argument '%U'", k);
       return -1;
     }
+    if (seen & (1 << s)) { /* only a C caller can repeat a name */
+      PyErr_Format(PyExc_TypeError, "__dlpack__() got multiple values for argument '%U'", k);
+      return -1;
+    }
+    seen |= 1 << s;
+    slots[i] = (signed char)s;
+    *slot[s] = args[i];
   }
+  Py_XSETREF(last_kwnames, Py_NewRef(kwnames)); /* nk <= KW_COUNT: the names are distinct */
+  memcpy(last_slots, slots, (size_t)nk);
   return 0;
 }
 

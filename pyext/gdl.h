@@ -119,6 +119,9 @@ void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_ver
 /* Through type(obj).__dlpack_c_exchange_api__ if it has one: 1 with *out set,
  * 0 when the type has none (or it does not apply), -1 with an exception. */
 int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out);
+/* obj's type's __dlpack__ when it can be called directly (a new reference),
+ * else NULL (no error): call it by name. */
+PyObject* gdl_dlpack_method(PyObject* obj);
 /* Sets Tensor.__dlpack_c_exchange_api__ and makes the module's _C_API. */
 int gdl_exchange_init(PyTypeObject* type);
 PyObject* gdl_capi_capsule(void);

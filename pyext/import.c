@@ -22,7 +22,10 @@ static PyObject* gdl_call_dlpack(PyObject* obj, PyObject* stream, PyObject* max_
     if (kwnames == NULL) return NULL;
     for (Py_ssize_t i = 0; i < nk; i++) PyTuple_SET_ITEM(kwnames, i, Py_NewRef(names[i]));
   }
-  PyObject* r = PyObject_VectorcallMethod(GDL.s_dlpack, argv, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+  PyObject* meth = gdl_dlpack_method(obj);
+  PyObject* r = meth != NULL ? PyObject_Vectorcall(meth, argv, 1, kwnames) /* argv[-1] is not ours */
+                             : PyObject_VectorcallMethod(GDL.s_dlpack, argv, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+  Py_XDECREF(meth);
   Py_XDECREF(kwnames);
   if (r != NULL) return r;
   if (PyErr_ExceptionMatches(PyExc_AttributeError)) {

@@ -408,3 +408,19 @@ def test_capsules_freed_during_exception_unwinding_keep_the_exception():
 
     with pytest.raises(LookupError, match="also kept"):
         h()
+
+
+def test_keyword_slots_follow_each_call_not_the_last_one(t):
+    """__dlpack__ remembers the slots of the last keyword-names tuple: calls
+    whose names come in other orders (other tuples) alternate with it."""
+    for _ in range(3):
+        a = t.__dlpack__(max_version=(1, 3), copy=True)
+        b = t.__dlpack__(copy=False, max_version=None)
+        c = t.__dlpack__(dl_device=(1, 0), max_version=(1, 0), copy=None)
+        d = t.__dlpack__(copy=True)
+        assert capsule_name(a) == "dltensor_versioned" and read_versioned(a).flags & IS_COPIED
+        assert capsule_name(b) == "dltensor" and read_legacy(b).dl_tensor.data == t.data_ptr
+        assert capsule_name(c) == "dltensor_versioned" and not read_versioned(c).flags & IS_COPIED
+        assert capsule_name(d) == "dltensor" and read_legacy(d).dl_tensor.data != t.data_ptr
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_versions'"):
+        t.__dlpack__(max_versions=(1, 3))

@@ -426,3 +426,24 @@ def test_live_counters_count_foreign_owners():
     del t, cap
     gc.collect()
     assert back_to(base)
+
+
+def test_a_direct_dlpack_call_follows_changes_to_the_type():
+    """from_dlpack calls a dict-less type's C __dlpack__ directly (no lookup
+    per call); a class whose __dlpack__ is replaced later gets the new one."""
+
+    class Slotted(np.ndarray):
+        __slots__ = ()
+
+    x = np.arange(4.0).view(Slotted)
+    for _ in range(3):  # cached from the second call on
+        assert godlpack.from_dlpack(x).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+    def refuse(self, **kw):
+        raise BufferError("Slotted refuses export")
+
+    Slotted.__dlpack__ = refuse
+    with pytest.raises(BufferError, match="Slotted refuses export"):
+        godlpack.from_dlpack(x)
+    del Slotted.__dlpack__
+    assert godlpack.from_dlpack(x).tolist() == [0.0, 1.0, 2.0, 3.0]
