@@ -12,6 +12,9 @@ import (
 // ErrClosed is returned by operations on a Tensor after Close.
 var ErrClosed = errors.New("consumer: tensor is closed")
 
+// ErrBorrowed is returned by Close on a borrowed Tensor: its owner releases it.
+var ErrBorrowed = errors.New("consumer: tensor is borrowed; its owner releases it")
+
 // Tensor is an imported DLPack tensor: a view of foreign memory that stays
 // valid until Close, which calls the producer's deleter exactly once.
 //
@@ -31,14 +34,15 @@ type Tensor struct {
 // ownership is kept apart from Tensor so that runtime.AddCleanup can use it
 // without keeping the Tensor reachable.
 type ownership struct {
-	done    atomic.Bool
-	viewed  atomic.Bool // a slice aliasing the memory was handed out
-	managed unsafe.Pointer
-	deleter unsafe.Pointer
+	borrowed bool // Borrow: never released here
+	done     atomic.Bool
+	viewed   atomic.Bool // a slice aliasing the memory was handed out
+	managed  unsafe.Pointer
+	deleter  unsafe.Pointer
 }
 
 func (o *ownership) release() bool {
-	if !o.done.CompareAndSwap(false, true) {
+	if o.borrowed || !o.done.CompareAndSwap(false, true) {
 		return false
 	}
 	godlpack.CallDeleter(o.deleter, o.managed)
@@ -84,6 +88,32 @@ func Import(p unsafe.Pointer, versioned bool) (*Tensor, error) {
 	return ImportLegacy((*godlpack.DLManagedTensor)(p))
 }
 
+// Borrow describes a managed tensor that its caller keeps owning and will
+// release, such as a Go extension function's array argument (released when
+// the call returns): validated like Import, but the Tensor never calls the
+// deleter (Close returns ErrBorrowed, even on a refusal nothing is
+// released), and it and its views are valid only until the owner releases it.
+func Borrow(p unsafe.Pointer, versioned bool) (*Tensor, error) {
+	if p == nil {
+		return nil, godlpack.Invalid(godlpack.ErrNilPointer, "managed tensor is NULL")
+	}
+	own := &ownership{borrowed: true}
+	if versioned {
+		m := (*godlpack.DLManagedTensorVersioned)(p)
+		t, err := ValidateVersioned(m)
+		if err != nil {
+			return nil, err
+		}
+		return &Tensor{Tensor: t, Version: godlpack.Version{Major: m.Version.Major, Minor: m.Version.Minor},
+			Flags: m.Flags, Versioned: true, own: own}, nil
+	}
+	t, err := ValidateLegacy((*godlpack.DLManagedTensor)(p))
+	if err != nil {
+		return nil, err
+	}
+	return &Tensor{Tensor: t, own: own}, nil
+}
+
 var leakedTensors atomic.Int64
 
 // LeakedTensors is how many Tensors became unreachable without Close after a
@@ -108,8 +138,12 @@ func dropped(o *ownership) {
 	o.release()
 }
 
-// Close calls the producer's deleter. A second Close returns ErrClosed.
+// Close calls the producer's deleter. A second Close returns ErrClosed, and
+// Close of a borrowed Tensor ErrBorrowed.
 func (t *Tensor) Close() error {
+	if t.own.borrowed {
+		return ErrBorrowed
+	}
 	if !t.own.release() {
 		return ErrClosed
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 // View returns the tensor's elements as a Go slice aliasing the foreign
-// memory, valid until Close. It refuses closed, non-CPU, non-compact and
-// wrongly typed tensors. Do not write through it when t.ReadOnly is set;
+// memory, valid until Close. It refuses closed, non-CPU, non-compact,
+// unaligned and wrongly typed tensors. Do not write through it when t.ReadOnly is set;
 // MutableView refuses read-only tensors instead. The slice does not keep t
 // reachable: once a view is taken, only Close frees the memory (a Tensor
 // dropped without Close is leaked and counted by LeakedTensors).
@@ -28,6 +28,11 @@ func View[T godlpack.Element](t *Tensor) ([]T, error) {
 	n, err := t.NumElements()
 	if err != nil || n == 0 {
 		return []T{}, err
+	}
+	var zero T
+	if uintptr(t.First())%unsafe.Alignof(zero) != 0 {
+		return nil, godlpack.Invalid(godlpack.ErrStrides, "data at %p is not aligned for %v; use CopyCompact",
+			t.First(), t.DType)
 	}
 	t.own.viewed.Store(true)
 	return unsafe.Slice((*T)(t.First()), n), nil

@@ -20,6 +20,7 @@ import (
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/consumer"
 	"github.com/godlpack/godlpack/producer"
 )
 
@@ -35,8 +36,9 @@ import (
 // A parameter is a Go scalar (float32/64, int and uint types, bool,
 // string) or an array: a typed slice such as []float32 (a zero-copy view of
 // any DLPack object's compact CPU memory of exactly that dtype, checked in C
-// before the call; anything else is refused with BufferError), or a
-// godlpack.Tensor (any validated view).
+// before the call; anything else is refused with BufferError), a
+// godlpack.Tensor (any validated view), or a *consumer.Tensor (the same,
+// with typed views; borrowed: Close returns consumer.ErrBorrowed).
 // Arrays stay valid until the function returns: never keep them.
 //
 // Results are any number of scalars, slices ([]T, returned zero-copy as a
@@ -256,6 +258,7 @@ type span struct{ lo, hi uintptr }
 var (
 	errorType  = reflect.TypeFor[error]()
 	tensorType = reflect.TypeFor[godlpack.Tensor]()
+	borrowType = reflect.TypeFor[*consumer.Tensor]()
 	sourceType = reflect.TypeFor[*producer.Source]()
 )
 
@@ -349,6 +352,12 @@ func paramFor(t reflect.Type) (byte, param, error) {
 			return reflect.ValueOf(tensorArg(v)), nil
 		}, nil
 	}
+	if t == borrowType {
+		return C.GDL_V_ARRAY, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
+			ct, err := borrowArg(v)
+			return reflect.ValueOf(ct), err
+		}, nil
+	}
 	return 0, nil, fmt.Errorf("unsupported parameter type %v", t)
 }
 
@@ -430,6 +439,12 @@ func tensorArg(v *C.gdl_value) godlpack.Tensor {
 		view.Strides = append([]int64{}, view.Strides...)
 	}
 	return view
+}
+
+// borrowArg is a *consumer.Tensor argument: the trampoline owns the managed
+// tensor and releases it when the call returns.
+func borrowArg(v *C.gdl_value) (*consumer.Tensor, error) {
+	return consumer.Borrow(v.p, v.versioned != 0)
 }
 
 // cView describes an array argument that the C trampoline has validated

@@ -57,7 +57,7 @@ func docBody(doc string) string {
 
 func pyType(t reflect.Type, param bool) string {
 	switch {
-	case t == tensorType || t.Kind() == reflect.Slice && param:
+	case t == tensorType || t == borrowType || t.Kind() == reflect.Slice && param:
 		return "Any"
 	case t.Kind() == reflect.Slice || t == sourceType:
 		return "Tensor"

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/consumer"
 )
 
 // Typed is a Go function wrapped with its argument and result conversions
@@ -82,6 +83,11 @@ func argOf[A any]() (argConv[A], error) {
 		ac.conv = sliceArg[A, complex128]
 	case godlpack.Tensor:
 		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return as[A](tensorArg(v)), nil }
+	case *consumer.Tensor:
+		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) {
+			ct, err := borrowArg(v)
+			return as[A](ct), err
+		}
 	default:
 		// Everything else (other widths, named types, strings) goes through
 		// its reflection converter.

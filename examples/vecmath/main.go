@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/consumer"
 	"github.com/godlpack/godlpack/pyext"
 )
 
@@ -24,6 +25,7 @@ var module = pyext.NewModule("vecmath", "Vector math in Go, on any DLPack array.
 	Def("clip", clip, "clip(x, lo, hi)\n--\n\nClamp x to [lo, hi] in place; returns how many changed.").
 	Def("isum", pyext.Func1(isum), "isum(x)\n--\n\nThe sum of an int64 array (for tests of integer dtypes).", pyext.ReadOnlyArgs).
 	Def("describe", pyext.Func1(describe), "describe(t)\n--\n\nAny array's dtype and shape, e.g. 'float32 [2 3]'.", pyext.ReadOnlyArgs).
+	Def("mean", pyext.FuncE1(mean), "mean(x)\n--\n\nThe mean of a compact float32 or float64 array.", pyext.ReadOnlyArgs).
 	Def("echo", echo, "echo(x)\n--\n\nReturns x itself: refused, the result would alias an argument (for tests).", pyext.ReadOnlyArgs).
 	Def("fail", pyext.Func1(fail), "fail(how)\n--\n\nRaises: how is 'error', 'buffer' or 'panic' (for tests).")
 
@@ -75,6 +77,29 @@ func isum(x []int64) int64 {
 
 // describe takes a godlpack.Tensor: any CPU array, whatever its dtype or layout.
 func describe(t godlpack.Tensor) string { return fmt.Sprint(t.DType, " ", t.Shape) }
+
+// mean takes a *consumer.Tensor (borrowed for the call) and picks its typed
+// view from the dtype at run time.
+func mean(x *consumer.Tensor) (float64, error) {
+	switch x.DType {
+	case godlpack.Float32:
+		return meanOf(consumer.View[float32](x))
+	case godlpack.Float64:
+		return meanOf(consumer.View[float64](x))
+	}
+	return 0, &pyext.TypeError{Msg: fmt.Sprintf("mean: want float32 or float64, got %v", x.DType)}
+}
+
+func meanOf[T float32 | float64](xs []T, err error) (float64, error) {
+	if err != nil || len(xs) == 0 {
+		return math.NaN(), err
+	}
+	var sum float64
+	for _, v := range xs {
+		sum += float64(v)
+	}
+	return sum / float64(len(xs)), nil
+}
 
 func echo(x []float64) []float64 { return x }
 

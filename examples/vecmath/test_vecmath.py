@@ -227,6 +227,26 @@ def test_unaligned_arrays_are_refused():
     assert vecmath.norm(x.copy()) == pytest.approx(np.linalg.norm(np.arange(4.0)))
 
 
+def test_a_consumer_tensor_parameter_is_borrowed_for_the_call():
+    """mean takes a *consumer.Tensor: typed views chosen at run time, from any
+    DLPack producer; refusals keep their classes."""
+    assert vecmath.mean(np.arange(4.0)) == 1.5
+    assert vecmath.mean(np.arange(6, dtype=np.float32).reshape(2, 3)) == 2.5
+    assert vecmath.mean(DLPackOnly(np.arange(4.0))) == 1.5
+    ro = np.arange(4.0)
+    ro.setflags(write=False)
+    assert vecmath.mean(ro) == 1.5  # ReadOnlyArgs
+    with pytest.raises(TypeError, match="want float32 or float64"):
+        vecmath.mean(np.arange(4))
+    with pytest.raises(BufferError, match="not contiguous"):
+        vecmath.mean(np.arange(8.0)[::2])
+    x = np.arange(4.0)
+    before = sys.getrefcount(x)
+    for _ in range(1000):
+        vecmath.mean(x)
+    assert sys.getrefcount(x) == before  # the trampoline released every capsule
+
+
 def test_both_numpy_int64_types_are_int64():
     assert vecmath.isum(np.arange(4, dtype=np.int64)) == 6
     assert vecmath.isum(np.arange(4, dtype=np.longlong)) == 6
