@@ -187,10 +187,15 @@ static int entry_init(PyTypeObject* tp, type_entry* e) {
   if (e->api == NULL) {
     /* No instance can shadow a C method of such a type (NumPy's ndarray):
      * calling it directly saves the method lookup of every call. */
-    PyObject* m = tp->tp_dictoffset == 0 ? PyObject_GetAttr((PyObject*)tp, s_dlpack_attr) : NULL;
-    if (m != NULL && Py_IS_TYPE(m, &PyMethodDescr_Type)) e->dlpack = m;
-    else Py_XDECREF(m);
-    PyErr_Clear(); /* no __dlpack__: from_dlpack's call says so */
+    if (tp->tp_dictoffset != 0) return 0;
+    PyObject* m = PyObject_GetAttr((PyObject*)tp, s_dlpack_attr);
+    if (m == NULL) {
+      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+      PyErr_Clear(); /* no __dlpack__: from_dlpack's call says so */
+      return 0;
+    }
+    if (Py_IS_TYPE(m, &PyMethodDescr_Type)) e->dlpack = m;
+    else Py_DECREF(m);
     return 0;
   }
   Py_ssize_t table_at = defined_at(tp, s_exchange_attr), dlpack_at = defined_at(tp, s_dlpack_attr);
