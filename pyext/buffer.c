@@ -56,11 +56,13 @@ static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
       PyErr_NoMemory();
       return -1;
     }
+    /* Validation bounds stride * itemsize only where a stride is used: in
+     * extents of 2 or more of a non-empty view. The others may be anything
+     * (and overflow): they are given as 0. */
+    int empty = gdl_shape_count(t->dims, n) == 0;
     for (int32_t i = 0; i < n; i++) {
       t->bufdims[i] = (Py_ssize_t)t->dims[i];
-      /* Strides of size-0/1 dimensions are never used and may overflow:
-       * validation bounds stride * itemsize only for extents of 2 or more. */
-      t->bufdims[n + i] = t->dims[i] > 1 ? (Py_ssize_t)(t->dims[n + i] * itemsize) : 0;
+      t->bufdims[n + i] = !empty && t->dims[i] > 1 ? (Py_ssize_t)(t->dims[n + i] * itemsize) : 0;
     }
   }
   Py_ssize_t len;

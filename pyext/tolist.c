@@ -43,9 +43,11 @@ static scalar_fn scalar_for(DLDataType dt) {
 static PyObject* build(const GdlTensor* t, scalar_fn f, int32_t d, const char* p, int64_t itemsize) {
   int32_t n = t->view.ndim;
   if (d == n) return f(p);
-  /* A stride is only used when the extent is 2 or more (validation then
-   * bounds stride * itemsize); a size-0/1 dimension's may be anything. */
-  int64_t len = t->dims[d], step = len > 1 ? t->dims[n + d] * itemsize : 0;
+  /* Validation bounds stride * itemsize where a stride is used: extents of
+   * 2 or more of a non-empty view. Others may be anything, even overflow
+   * (an empty view's outer extents): no element is read through them. */
+  int64_t len = t->dims[d], step = 0;
+  if (len > 1 && __builtin_mul_overflow(t->dims[n + d], itemsize, &step)) step = 0;
   PyObject* list = PyList_New((Py_ssize_t)len);
   if (list == NULL) return NULL;
   for (int64_t i = 0; i < len; i++) {

@@ -200,3 +200,16 @@ def test_size_one_dims_with_huge_strides():
     assert np.asarray(t).tolist() == [[1.5, 2.5]]
     e = godlpack.from_dlpack(cp.CtypesProducer(np.zeros((0, 2)), strides=[2**62, 2**62]))
     assert e.tolist() == [] and memoryview(e).tolist() == []
+
+
+def test_empty_views_with_huge_strides():
+    """An empty view's strides are never used, so validation does not bound
+    them, even in extents of 2 or more: the buffer protocol and tolist must
+    not multiply them (signed overflow, found by make ubsan)."""
+    p = cp.CtypesProducer(np.zeros(1, np.float64), shape=[2, 0], strides=[2**62, 1])
+    t = godlpack.from_dlpack(p)
+    assert t.tolist() == [[], []]
+    m = memoryview(t)
+    assert m.shape == (2, 0) and m.nbytes == 0
+    assert np.asarray(t).shape == (2, 0)
+
