@@ -24,9 +24,9 @@ STORM = textwrap.dedent("""
     src = np.arange(4 << 20, dtype=np.float32)[::2]  # a strided 8 MiB gather per copy
     base = _godlpack._live()
     signal.setitimer(signal.ITIMER_REAL, 0.0005, 0.0005)
-    deadline = time.monotonic() + 2.0
+    deadline = time.monotonic() + 120  # a bound, not the plan: slow builds (make asan) take longer
     rounds = 0
-    while time.monotonic() < deadline:
+    while (rounds < 5 or ticks < 50) and time.monotonic() < deadline:
         t = godlpack.from_dlpack(src)
         c = t.copy()
         d = godlpack.from_dlpack(t, copy=True)
@@ -80,7 +80,7 @@ def run(code: str) -> str:
 
 def test_a_signal_storm_during_copies_changes_no_result():
     rounds, ticks = map(int, run(STORM).split())
-    assert rounds > 0 and ticks > 10, (rounds, ticks)  # signals coalesce while C runs
+    assert rounds >= 5 and ticks >= 50, (rounds, ticks)
 
 
 def test_a_handler_that_raises_mid_copy_leaks_nothing():
