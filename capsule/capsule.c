@@ -7,27 +7,46 @@ const char GDL_NAME_VERSIONED[] = "dltensor_versioned";
 const char GDL_NAME_USED_LEGACY[] = "used_dltensor";
 const char GDL_NAME_USED_VERSIONED[] = "used_dltensor_versioned";
 
-void gdl_capsule_destructor(PyObject* capsule) {
-  /* Only an unused capsule still owns its tensor. IsValid sets no error. */
-  int versioned;
-  if (PyCapsule_IsValid(capsule, GDL_NAME_VERSIONED)) {
-    versioned = 1;
-  } else if (PyCapsule_IsValid(capsule, GDL_NAME_LEGACY)) {
-    versioned = 0;
+/* 1 for an unused versioned name, 0 for an unused legacy one, -1 otherwise
+ * (used_*, foreign, NULL). Our capsules carry our own static pointers, so the
+ * common case needs no string compare; a renamed-back copy still matches. */
+static int unused_kind(const char* name) {
+  if (name == GDL_NAME_VERSIONED) return 1;
+  if (name == GDL_NAME_LEGACY) return 0;
+  if (name == NULL || name[0] != 'd') return -1; /* "used_...": consumed */
+  if (strcmp(name, GDL_NAME_VERSIONED) == 0) return 1;
+  if (strcmp(name, GDL_NAME_LEGACY) == 0) return 0;
+  return -1;
+}
+
+static void run_deleter(void* p, int versioned) {
+  if (versioned) {
+    DLManagedTensorVersioned* m = p;
+    if (m->deleter != NULL) m->deleter(m);
   } else {
+    DLManagedTensor* m = p;
+    if (m->deleter != NULL) m->deleter(m);
+  }
+}
+
+void gdl_capsule_destructor(PyObject* capsule) {
+  /* Only an unused capsule still owns its tensor. A capsule always has a
+   * non-NULL pointer, so neither call below can fail or set an error. */
+  const char* name = PyCapsule_GetName(capsule);
+  int versioned = unused_kind(name);
+  if (versioned < 0) return;
+  void* p = PyCapsule_GetPointer(capsule, name);
+  /* A deleter may run Python code: an exception in flight is kept, and one
+   * the deleter raises (it must not) is reported, as for __del__. */
+  if (!PyErr_Occurred()) { /* the common case: nothing to keep */
+    run_deleter(p, versioned);
+    if (PyErr_Occurred()) PyErr_WriteUnraisable(capsule);
     return;
   }
-  /* A deleter may run Python code; keep any exception in flight intact. */
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
-  if (versioned) {
-    DLManagedTensorVersioned* m = PyCapsule_GetPointer(capsule, GDL_NAME_VERSIONED);
-    if (m != NULL && m->deleter != NULL) m->deleter(m);
-  } else {
-    DLManagedTensor* m = PyCapsule_GetPointer(capsule, GDL_NAME_LEGACY);
-    if (m != NULL && m->deleter != NULL) m->deleter(m);
-  }
-  PyErr_Clear();
+  run_deleter(p, versioned);
+  if (PyErr_Occurred()) PyErr_WriteUnraisable(capsule);
   PyErr_Restore(type, value, tb);
 }
 

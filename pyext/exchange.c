@@ -263,7 +263,8 @@ static const type_entry* lookup(PyTypeObject* tp, type_entry* scratch) {
 
 static int skip_type(PyTypeObject* tp) { return tp == &PyCapsule_Type || tp == &GdlTensor_Type; }
 
-int gdl_exchange_check_dlpack(PyObject* obj) {
+int gdl_exchange_check_dlpack(PyObject* obj, PyObject** dlpack) {
+  *dlpack = NULL;
   PyTypeObject* tp = Py_TYPE(obj);
   if (skip_type(tp)) return 0;
   type_entry scratch; /* filled only for a type that cannot be cached */
@@ -275,6 +276,7 @@ int gdl_exchange_check_dlpack(PyObject* obj) {
     r = gdl_torch_dlpack_check(obj, &e->torch);
     type_cache_busy--;
   }
+  if (r == 0) *dlpack = Py_XNewRef(e->dlpack); /* a reference: the call may evict the entry */
   if (e == &scratch) entry_clear(&scratch);
   return r;
 }
@@ -306,7 +308,8 @@ static int from_table(PyObject* obj, const type_entry* e, DLManagedTensorVersion
   return 1;
 }
 
-int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out) {
+int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlpack) {
+  *dlpack = NULL;
   PyTypeObject* tp = Py_TYPE(obj);
   if (skip_type(tp)) return 0;
   type_entry scratch; /* filled only for a type that cannot be cached */
@@ -318,6 +321,7 @@ int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** o
     r = e->api != NULL ? from_table(obj, e, out) : gdl_torch_dlpack_check(obj, &e->torch);
     type_cache_busy--;
   }
+  if (r == 0) *dlpack = Py_XNewRef(e->dlpack); /* a reference: the call may evict the entry */
   if (e == &scratch) entry_clear(&scratch);
   return r;
 }

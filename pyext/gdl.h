@@ -117,8 +117,9 @@ extern void gdlGoStats(uint64_t* heap_bytes, uint64_t* heap_objects, uint64_t* n
 void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
                               PyObject* copy, int* versioned);
 /* Through type(obj).__dlpack_c_exchange_api__ if it has one: 1 with *out set,
- * 0 when the type has none (or it does not apply), -1 with an exception. */
-int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out);
+ * 0 when the type has none (or it does not apply), -1 with an exception. On
+ * 0, *dlpack is gdl_dlpack_method(obj) from the same type lookup. */
+int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlpack);
 /* obj's type's __dlpack__ when it can be called directly (a new reference),
  * else NULL (no error): call it by name. */
 PyObject* gdl_dlpack_method(PyObject* obj);

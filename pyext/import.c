@@ -1,11 +1,13 @@
 /* The consumer side: godlpack.from_dlpack(obj, /, *, device=None, copy=None). */
 #include "torch_quirks.h"
 
-/* Calls obj.__dlpack__ with the given keywords (NULL: left out). A producer
- * that predates max_version (and dl_device/copy) raises TypeError: it is
- * called again with the stream alone, the legacy signature. */
-static PyObject* gdl_call_dlpack(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
-                                 PyObject* copy) {
+/* Calls obj.__dlpack__ with the given keywords (NULL: left out); meth is the
+ * type's method when it can be called directly (see gdl_dlpack_method), else
+ * NULL: called by name. A producer that predates max_version (and
+ * dl_device/copy) raises TypeError: it is called again with the stream
+ * alone, the legacy signature. */
+static PyObject* gdl_call_dlpack(PyObject* obj, PyObject* meth, PyObject* stream, PyObject* max_version,
+                                 PyObject* dl_device, PyObject* copy) {
   PyObject* argv[5];
   PyObject* names[4];
   Py_ssize_t nk = 0;
@@ -22,10 +24,8 @@ static PyObject* gdl_call_dlpack(PyObject* obj, PyObject* stream, PyObject* max_
     if (kwnames == NULL) return NULL;
     for (Py_ssize_t i = 0; i < nk; i++) PyTuple_SET_ITEM(kwnames, i, Py_NewRef(names[i]));
   }
-  PyObject* meth = gdl_dlpack_method(obj);
   PyObject* r = meth != NULL ? PyObject_Vectorcall(meth, argv, 1, kwnames) /* argv[-1] is not ours */
                              : PyObject_VectorcallMethod(GDL.s_dlpack, argv, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
-  Py_XDECREF(meth);
   Py_XDECREF(kwnames);
   if (r != NULL) return r;
   if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
@@ -60,13 +60,14 @@ static PyObject* gdl_call_dlpack(PyObject* obj, PyObject* stream, PyObject* max_
   return r;
 }
 
-void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
-                              PyObject* copy, int* versioned) {
+/* gdl_managed_from_object with obj's __dlpack__ already looked up (meth). */
+static void* managed_from(PyObject* obj, PyObject* meth, PyObject* stream, PyObject* max_version,
+                          PyObject* dl_device, PyObject* copy, int* versioned) {
   PyObject* capsule;
   if (PyCapsule_CheckExact(obj)) {
     capsule = Py_NewRef(obj);
   } else {
-    capsule = gdl_call_dlpack(obj, stream, max_version, dl_device, copy);
+    capsule = gdl_call_dlpack(obj, meth, stream, max_version, dl_device, copy);
     if (capsule == NULL) return NULL;
     if (!PyCapsule_CheckExact(capsule)) {
       PyErr_Format(PyExc_BufferError, "%.200s.__dlpack__() returned %.200s, not a PyCapsule",
@@ -77,6 +78,14 @@ void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_ver
   }
   void* managed = gdl_capsule_take(capsule, versioned);
   Py_DECREF(capsule);
+  return managed;
+}
+
+void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
+                              PyObject* copy, int* versioned) {
+  PyObject* meth = PyCapsule_CheckExact(obj) ? NULL : gdl_dlpack_method(obj);
+  void* managed = managed_from(obj, meth, stream, max_version, dl_device, copy, versioned);
+  Py_XDECREF(meth);
   return managed;
 }
 
@@ -178,16 +187,18 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
   }
   int versioned = 1;
   void* managed = NULL;
+  PyObject* meth = NULL; /* one type lookup gives the table and the method */
   if (device == Py_None && copy == Py_None && stream_arg == NULL) {
     /* The producer's C exchange API (PyTorch), when its type has one. */
-    int r = gdl_exchange_managed_from_object(obj, (DLManagedTensorVersioned**)&managed);
+    int r = gdl_exchange_managed_from_object(obj, (DLManagedTensorVersioned**)&managed, &meth);
     if (r < 0) return NULL;
-  } else if (gdl_exchange_check_dlpack(obj) != 0) { /* what torch's __dlpack__ gets wrong */
+  } else if (gdl_exchange_check_dlpack(obj, &meth) != 0) { /* what torch's __dlpack__ gets wrong */
     return NULL;
   }
   if (managed == NULL) {
-    managed = gdl_managed_from_object(obj, stream_arg, GDL.max_version, device == Py_None ? NULL : device,
-                                      copy == Py_None ? NULL : copy, &versioned);
+    managed = managed_from(obj, meth, stream_arg, GDL.max_version, device == Py_None ? NULL : device,
+                           copy == Py_None ? NULL : copy, &versioned);
+    Py_XDECREF(meth);
     if (managed == NULL) return NULL;
   }
   result = gdl_tensor_from_managed(managed, versioned);

@@ -45,7 +45,8 @@ int gdl_torch_keyset_state(void);
 int gdl_torch_dlpack_check(PyObject* obj, const gdl_torch_quirks* q);
 
 /* exchange.c: before from_dlpack calls obj.__dlpack__ (device, copy or
- * stream given, or the table declined): 0 go on, -1 error set. */
-int gdl_exchange_check_dlpack(PyObject* obj);
+ * stream given, or the table declined): 0 go on, with *dlpack set as by
+ * gdl_dlpack_method; -1 error set. */
+int gdl_exchange_check_dlpack(PyObject* obj, PyObject** dlpack);
 
 #endif

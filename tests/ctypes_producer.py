@@ -155,7 +155,8 @@ class CtypesProducer:
     ``version`` (versioned only), ``flags``, ``ndim``, ``shape``, ``strides``
     (a list, or None for NULL), ``null_shape``, ``dtype`` ((code, bits,
     lanes)), ``device`` ((type, id)), ``data`` (an int address, 0 for NULL),
-    ``byte_offset``, ``deleter`` (False for a NULL deleter).
+    ``byte_offset``, ``deleter`` (False for a NULL deleter), ``deleter_raises``
+    (the deleter leaves a RuntimeError set, as a broken producer's may).
 
     Protocol knobs: ``versioned`` (None: follow max_version like a modern
     producer; True/False: always that kind), ``legacy_signature`` (the
@@ -188,6 +189,7 @@ class CtypesProducer:
         byte_offset: int = 0,
         deleter: bool = True,
         python_deleter: Callable[[], None] | None = None,
+        deleter_raises: bool = False,
     ) -> None:
         if array is None:
             array = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -210,6 +212,7 @@ class CtypesProducer:
             flags=flags,
             name=None if name is None else name.decode(),
             deleter=deleter,
+            raising=deleter_raises,
         )
         self.records: list[Record] = []
         self.calls: list[dict] = []  # the keyword arguments of each __dlpack__ call

@@ -35,6 +35,7 @@ typedef struct rec {
   int versioned;
   int pending; /* 1 until the first deleter call */
   int owned;   /* take() renamed its capsule: the probe is its consumer */
+  int raising; /* make(raising=True): its deleter leaves a Python error set */
   long tokens;
   int64_t calls;
   unsigned long threads[NTHREADS]; /* the thread of each of the first calls */
@@ -99,12 +100,14 @@ static rec* rec_new(void* m, void (*orig)(void*), void* data, int versioned) {
  * call, frees or forwards on the first only (a second call is counted, not run). */
 static void delete_any(void* m) {
   void (*forward)(void*) = NULL;
+  int raising = 0;
   pthread_mutex_lock(&mu);
   rec* r = rec_find(m);
   if (r == NULL) orphans++;
   else {
     if (r->calls < NTHREADS) r->threads[r->calls] = (unsigned long)pthread_self();
     r->calls++;
+    raising = r->raising;
     if (r->pending) {
       r->pending = 0;
       forward = r->orig;
@@ -113,6 +116,11 @@ static void delete_any(void* m) {
   }
   pthread_mutex_unlock(&mu);
   if (forward) forward(m); /* outside mu: the producer's deleter may take the GIL */
+  if (raising) { /* a hostile deleter: DLPack deleters must not raise */
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyErr_SetString(PyExc_RuntimeError, "the probe's deleter left this error set");
+    PyGILState_Release(g);
+  }
 }
 
 static void deleter_v(DLManagedTensorVersioned* m) { delete_any(m); }
@@ -266,17 +274,19 @@ static const char* kept_name(PyObject* name_obj) {
  * memory. data: None (NULL), bytes (copied into memory the record owns) or an int, an
  * address used as is (its owner keeps it alive). destructor=False: a capsule without
  * one, so every deleter call is a consumer's (an unconsumed tensor stays pending).
- * deleter=False: a NULL deleter field (needs destructor=False). */
+ * deleter=False: a NULL deleter field (needs destructor=False). raising=True: the
+ * deleter leaves a RuntimeError set, as a broken producer's may. */
 static PyObject* probe_make(PyObject* mod, PyObject* args, PyObject* kw) {
   static char* kwlist[] = {"versioned", "shape", "strides", "ndim", "version", "dtype", "device", "data",
-                           "byte_offset", "flags", "name", "destructor", "deleter", NULL};
-  int versioned, code = kDLFloat, bits = 64, lanes = 1, dev_type = kDLCPU, dev_id = 0, destructor = 1, deleter = 1;
+                           "byte_offset", "flags", "name", "destructor", "deleter", "raising", NULL};
+  int versioned, code = kDLFloat, bits = 64, lanes = 1, dev_type = kDLCPU, dev_id = 0, destructor = 1, deleter = 1,
+      raising = 0;
   unsigned major = 1, minor = 3;
   PyObject *shape = Py_None, *strides = Py_None, *ndim_obj = Py_None, *data = Py_None, *name_obj = Py_None;
   unsigned long long byte_offset = 0, flags = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "p|$OOO(II)(iii)(ii)OKKOpp", kwlist, &versioned, &shape, &strides,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "p|$OOO(II)(iii)(ii)OKKOppp", kwlist, &versioned, &shape, &strides,
                                    &ndim_obj, &major, &minor, &code, &bits, &lanes, &dev_type, &dev_id, &data,
-                                   &byte_offset, &flags, &name_obj, &destructor, &deleter))
+                                   &byte_offset, &flags, &name_obj, &destructor, &deleter, &raising))
     return NULL;
   if (!deleter && destructor) {
     PyErr_SetString(PyExc_ValueError, "deleter=False needs destructor=False");
@@ -341,7 +351,10 @@ static PyObject* probe_make(PyObject* mod, PyObject* args, PyObject* kw) {
   pthread_mutex_lock(&mu);
   drop_stale(m);
   rec* r = rec_new(m, NULL, buf, versioned);
-  if (r != NULL) r->tokens++;
+  if (r != NULL) {
+    r->tokens++;
+    r->raising = raising;
+  }
   pthread_mutex_unlock(&mu);
   if (r == NULL) {
     free(buf), free(m);

@@ -1,0 +1,84 @@
+"""A foreign deleter runs inside godlpack's deallocators: the tensor's and the
+capsule destructor of godlpack's exports. DLPack deleters must not raise, but
+one that leaves a Python error set is reported through sys.unraisablehook (as
+CPython reports an exception in __del__), never dropped silently and never
+leaked into unrelated code; and an exception pending when the deleter runs
+survives it. The owner's deleter runs exactly once either way."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import godlpack
+import ctypes_producer as cp
+
+
+@pytest.fixture
+def unraisable(monkeypatch):
+    seen: list = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+    return seen
+
+
+def _raising(versioned: bool = True) -> cp.CtypesProducer:
+    return cp.CtypesProducer(np.arange(4, dtype=np.float32), versioned=versioned, deleter_raises=True)
+
+
+def _messages(seen) -> list[str]:
+    return [f"{type(u.exc_value).__name__}: {u.exc_value}" for u in seen]
+
+
+@pytest.mark.parametrize("versioned", [True, False])
+def test_tensor_dealloc_reports_a_deleter_error(unraisable, versioned):
+    p = _raising(versioned)
+    t = godlpack.from_dlpack(p)
+    del t
+    assert p.deleter_calls == 1
+    assert _messages(unraisable) == ["RuntimeError: the probe's deleter left this error set"]
+
+
+@pytest.mark.parametrize("max_version", [None, (1, 3)])
+def test_capsule_destructor_reports_a_deleter_error(unraisable, max_version):
+    # The unused capsule is the last owner of the producer's tensor: its
+    # destructor runs godlpack's deleter, which runs the producer's.
+    p = _raising()
+    cap = godlpack.from_dlpack(p).__dlpack__(max_version=max_version)
+    assert p.deleter_calls == 0
+    del cap
+    assert p.deleter_calls == 1
+    assert _messages(unraisable) == ["RuntimeError: the probe's deleter left this error set"]
+    assert unraisable[0].object is not None  # the capsule being destroyed
+
+
+@pytest.mark.parametrize("max_version", [None, (1, 3)])
+def test_capsule_destructor_keeps_a_pending_exception(unraisable, max_version):
+    # The half-built list's items are dropped while ZeroDivisionError is pending.
+    p = _raising()
+
+    def build():
+        return [godlpack.from_dlpack(p).__dlpack__(max_version=max_version), 1 // 0]
+
+    with pytest.raises(ZeroDivisionError):
+        build()
+    assert p.deleter_calls == 1
+    assert _messages(unraisable) == ["RuntimeError: the probe's deleter left this error set"]
+
+
+def test_refused_import_reports_a_deleter_error_and_keeps_the_refusal(unraisable):
+    # The validator refuses (unknown dtype code) and releases the producer's
+    # tensor: the caller sees the BufferError, the deleter's error is reported.
+    p = cp.CtypesProducer(np.arange(4, dtype=np.float32), dtype=(99, 32, 1), deleter_raises=True)
+    with pytest.raises(BufferError):
+        godlpack.from_dlpack(p)
+    assert p.deleter_calls == 1
+    assert _messages(unraisable) == ["RuntimeError: the probe's deleter left this error set"]
+
+
+def test_no_report_without_an_error(unraisable):
+    p = cp.CtypesProducer(np.arange(4, dtype=np.float32))
+    cap = godlpack.from_dlpack(p).__dlpack__()
+    del cap
+    assert p.deleter_calls == 1
+    assert unraisable == []
