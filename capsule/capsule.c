@@ -37,16 +37,17 @@ void gdl_capsule_destructor(PyObject* capsule) {
   if (versioned < 0) return;
   void* p = PyCapsule_GetPointer(capsule, name);
   /* A deleter may run Python code: an exception in flight is kept, and one
-   * the deleter raises (it must not) is reported, as for __del__. */
+   * the deleter raises (it must not) is reported, as for __del__. Not with
+   * the capsule as its object: at refcount 0, the hook would revive it. */
   if (!PyErr_Occurred()) { /* the common case: nothing to keep */
     run_deleter(p, versioned);
-    if (PyErr_Occurred()) PyErr_WriteUnraisable(capsule);
+    if (PyErr_Occurred()) PyErr_WriteUnraisable(NULL);
     return;
   }
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   run_deleter(p, versioned);
-  if (PyErr_Occurred()) PyErr_WriteUnraisable(capsule);
+  if (PyErr_Occurred()) PyErr_WriteUnraisable(NULL);
   PyErr_Restore(type, value, tb);
 }
 

@@ -19,10 +19,12 @@ int gdl_parse_device(PyObject* obj, DLDevice* out) {
                  obj);
     return -1;
   }
-  long t = PyLong_AsLong(PyTuple_GET_ITEM(obj, 0));
-  long id = PyLong_AsLong(PyTuple_GET_ITEM(obj, 1));
-  if (PyErr_Occurred()) return -1;
-  if (t < INT32_MIN || t > INT32_MAX || id < INT32_MIN || id > INT32_MAX) {
+  int over_t, over_id;
+  long t = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(obj, 0), &over_t);
+  if (t == -1 && PyErr_Occurred()) return -1;
+  long id = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(obj, 1), &over_id);
+  if (id == -1 && PyErr_Occurred()) return -1;
+  if (over_t || over_id || t < INT32_MIN || t > INT32_MAX || id < INT32_MIN || id > INT32_MAX) {
     PyErr_SetString(PyExc_ValueError, "device type or id out of int32 range");
     return -1;
   }

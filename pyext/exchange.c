@@ -15,13 +15,18 @@ static int ex_alloc(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
     report(ctx, set_error, "ValueError", "godlpack allocator: NULL prototype or out");
     return -1;
   }
-  if (proto->device.device_type != kDLCPU) {
-    report(ctx, set_error, "BufferError", "godlpack allocates CPU memory only");
+  if (proto->device.device_type != kDLCPU || proto->device.device_id != 0) {
+    report(ctx, set_error, "BufferError", "godlpack allocates CPU memory (device (1, 0)) only");
     return -1;
   }
   if (proto->ndim < 0 || proto->ndim > 64 || (proto->ndim > 0 && proto->shape == NULL) ||
       proto->dtype.bits == 0 || proto->dtype.lanes == 0) {
     report(ctx, set_error, "ValueError", "godlpack allocator: invalid prototype (ndim, shape or dtype)");
+    return -1;
+  }
+  /* Nothing godlpack's import would then refuse. */
+  if (proto->dtype.lanes != 1 || !gdl_dtype_known(proto->dtype.code, proto->dtype.bits)) {
+    report(ctx, set_error, "BufferError", "godlpack allocator: unsupported dtype (unknown code/bits, or lanes != 1)");
     return -1;
   }
   uint64_t nbytes;
@@ -119,7 +124,8 @@ static DLPackExchangeAPI exchange_api = {
  * (which changes whenever the type's or a base's attributes do). A few types
  * are cached, so alternating NumPy and torch inputs do not evict each other. */
 typedef struct {
-  PyTypeObject* type; /* strong reference: the pointer is not reused meanwhile */
+  PyTypeObject* type; /* borrowed: `gone` empties the entry before the type is freed */
+  PyObject* gone;     /* a weak reference to a heap type (NULL: a static type, never freed) */
   unsigned int tag;
   const DLPackExchangeAPI* api; /* the table to use, or NULL: __dlpack__ */
   int torch_checks;             /* torch.Tensor's own __dlpack__: see torch_quirks.c */
@@ -130,6 +136,7 @@ typedef struct {
 static void entry_clear(type_entry* e) {
   gdl_torch_quirks_clear(&e->torch);
   Py_CLEAR(e->dlpack);
+  Py_CLEAR(e->gone);
 }
 
 #define TYPE_CACHE 8
@@ -140,6 +147,23 @@ static int type_cache_next;
  * may run again meanwhile; it then leaves the cache as it is. */
 static int type_cache_busy;
 static PyObject *s_exchange_attr, *s_dlpack_attr;
+
+/* The callback of an entry's weak reference: its type is being freed. The
+ * type of an object in use is alive, so no entry in use is emptied here. */
+static PyObject* type_gone(PyObject* unused, PyObject* ref) {
+  (void)unused;
+  for (int i = 0; i < TYPE_CACHE; i++) {
+    if (type_cache[i].gone != ref) continue;
+    type_entry old = type_cache[i];
+    memset(&type_cache[i], 0, sizeof old);
+    type_cache_busy++; /* dropping references may run code that calls from_dlpack */
+    entry_clear(&old);
+    type_cache_busy--;
+  }
+  Py_RETURN_NONE;
+}
+static PyMethodDef type_gone_def = {"_godlpack_type_gone", type_gone, METH_O, NULL};
+static PyObject* type_gone_cb;
 
 /* MRO index of the first class whose own dict defines name; PY_SSIZE_T_MAX
  * if none; -1 on error. */
@@ -185,9 +209,10 @@ static int entry_init(PyTypeObject* tp, type_entry* e) {
   e->api = table_of(tp, &err);
   if (err) return -1;
   if (e->api == NULL) {
-    /* No instance can shadow a C method of such a type (NumPy's ndarray):
-     * calling it directly saves the method lookup of every call. */
-    if (tp->tp_dictoffset != 0) return 0;
+    /* No instance can shadow a C method of such a type (NumPy's ndarray)
+     * whose attribute lookup is the generic one (no __getattribute__ or
+     * __getattr__): calling it directly saves the method lookup per call. */
+    if (tp->tp_dictoffset != 0 || tp->tp_getattro != PyObject_GenericGetAttr) return 0;
     PyObject* m = PyObject_GetAttr((PyObject*)tp, s_dlpack_attr);
     if (m == NULL) {
       if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
@@ -200,7 +225,11 @@ static int entry_init(PyTypeObject* tp, type_entry* e) {
   }
   Py_ssize_t table_at = defined_at(tp, s_exchange_attr), dlpack_at = defined_at(tp, s_dlpack_attr);
   if (table_at < 0 || dlpack_at < 0) return -1;
-  int own_dlpack = dlpack_at >= table_at; /* __dlpack__ is the table's class's or inherited by it */
+  /* __dlpack__ is the table's class's or inherited by it, and reached the
+   * same way: no __getattribute__/__getattr__ added below that class. */
+  PyTypeObject* table_cls = table_at < PyTuple_GET_SIZE(tp->tp_mro)
+                                ? (PyTypeObject*)PyTuple_GET_ITEM(tp->tp_mro, table_at) : tp;
+  int own_dlpack = dlpack_at >= table_at && tp->tp_getattro == table_cls->tp_getattro;
   if (gdl_torch_quirks_init(tp, &e->torch) != 0) return -1;
   e->torch_checks = own_dlpack && e->torch.active;
   if (!own_dlpack) {
@@ -237,6 +266,13 @@ static const type_entry* lookup(PyTypeObject* tp, type_entry* scratch) {
   unsigned int tag = tp->tp_version_tag;
   type_entry fresh;
   if (entry_init(tp, &fresh) != 0) return NULL;
+  if (cacheable && !type_cache_busy && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+    fresh.gone = PyWeakref_NewRef((PyObject*)tp, type_gone_cb);
+    if (fresh.gone == NULL) {
+      PyErr_Clear(); /* a type without weak references: not cached */
+      cacheable = 0;
+    }
+  }
   if (!cacheable || type_cache_busy) {
     *scratch = fresh;
     return scratch;
@@ -249,14 +285,13 @@ static const type_entry* lookup(PyTypeObject* tp, type_entry* scratch) {
     type_cache_next = (type_cache_next + 1) % TYPE_CACHE;
   }
   type_entry old = type_cache[slot];
-  fresh.type = (PyTypeObject*)Py_NewRef((PyObject*)tp);
+  fresh.type = tp;
   fresh.tag = tag;
   type_cache[slot] = fresh;
   /* Dropping references may run code that calls from_dlpack: the cache
    * stays as it is meanwhile. */
   type_cache_busy++;
   entry_clear(&old);
-  Py_XDECREF((PyObject*)old.type);
   type_cache_busy--;
   return &type_cache[slot];
 }
@@ -343,7 +378,8 @@ PyObject* gdl_dlpack_method(PyObject* obj) {
 int gdl_exchange_init(PyTypeObject* type) {
   s_exchange_attr = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
   s_dlpack_attr = PyUnicode_InternFromString("__dlpack__");
-  if (!s_exchange_attr || !s_dlpack_attr) return -1;
+  type_gone_cb = PyCFunction_New(&type_gone_def, NULL);
+  if (!s_exchange_attr || !s_dlpack_attr || !type_gone_cb) return -1;
   PyObject* cap = PyCapsule_New(&exchange_api, DLPACK_EXCHANGE_API_CAPSULE_NAME, NULL);
   if (cap == NULL) return -1;
   int r = PyDict_SetItem(type->tp_dict, s_exchange_attr, cap);

@@ -97,10 +97,11 @@ static int stream_for_producer(PyObject* obj, PyObject* stream, PyObject** arg, 
     PyErr_Format(PyExc_TypeError, "stream must be None or an int, got %.200s", Py_TYPE(stream)->tp_name);
     return -1;
   }
-  long long s = PyLong_AsLongLong(stream);
+  int overflow;
+  long long s = PyLong_AsLongLongAndOverflow(stream, &overflow);
   if (s == -1 && PyErr_Occurred()) return -1;
-  if (s == 0 || s < -1) {
-    PyErr_SetString(PyExc_ValueError, "stream=0 (or below -1) is disallowed by the array API; use 1, 2 or -1");
+  if (overflow || s == 0 || s < -1) {
+    PyErr_SetString(PyExc_ValueError, "stream=0, below -1 or beyond int64 is not a stream; use 1, 2, -1 or a stream handle");
     return -1;
   }
   DLDevice dev = {kDLCPU, 0};

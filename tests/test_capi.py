@@ -630,6 +630,10 @@ def test_exchange_allocator_errors(probe):
         (((2, 3), (2, 0, 1), (1, 0)), None, "ValueError"),  # 0 bits
         (((2, -3), (2, 64, 1), (1, 0)), None, "ValueError"),
         (((1 << 40, 1 << 40), (2, 64, 1), (1, 0)), None, "ValueError"),  # overflows
+        # What godlpack's own import would refuse is refused here, not allocated:
+        (((2, 3), (99, 8, 1), (1, 0)), None, "BufferError"),  # unknown dtype code
+        (((2, 3), (2, 32, 4), (1, 0)), None, "BufferError"),  # vector lanes
+        (((2, 3), (2, 32, 1), (1, 7)), None, "BufferError"),  # the CPU is device (1, 0)
     ]:
         args = (godlpack.Tensor, godlpack.Tensor, *proto) + (() if ndim is None else (ndim,))
         r = probe.exchange_alloc(*args)

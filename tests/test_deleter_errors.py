@@ -6,13 +6,16 @@ leaked into unrelated code; and an exception pending when the deleter runs
 survives it. The owner's deleter runs exactly once either way."""
 from __future__ import annotations
 
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
 
 import godlpack
 import ctypes_producer as cp
+from conftest import child_env
 
 
 @pytest.fixture
@@ -49,7 +52,35 @@ def test_capsule_destructor_reports_a_deleter_error(unraisable, max_version):
     del cap
     assert p.deleter_calls == 1
     assert _messages(unraisable) == ["RuntimeError: the probe's deleter left this error set"]
-    assert unraisable[0].object is not None  # the capsule being destroyed
+    # The capsule is mid-deallocation: handing it to the hook would revive it
+    # (a second dealloc, the deleter again on freed memory).
+    assert unraisable[0].object is None
+
+
+def test_capsule_destructor_report_frees_nothing_twice():
+    # Under CPython's debug allocator a revived capsule is a crash: "double
+    # free" or a segfault in the hook. The hook also keeps what it was given.
+    code = textwrap.dedent("""
+        import sys, numpy as np, godlpack
+        from godlpack import _probe
+        kept = []
+        for hook in (None, kept.append):
+            if hook is not None:
+                sys.unraisablehook = hook
+            for mv in (None, (1, 0)):
+                cap, tok = _probe.make(True, shape=[4], strides=[1], data=np.arange(4.0).tobytes(), raising=True)
+                c = godlpack.from_dlpack(cap).__dlpack__(max_version=mv)
+                del cap
+                del c
+                assert tok.calls == 1, tok.calls
+        for u in kept:
+            assert u.object is None and type(u.exc_value) is RuntimeError, u
+        print("done", len(kept))
+    """)
+    env = dict(child_env(), PYTHONMALLOC="debug")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0 and "done 2" in r.stdout, (r.returncode, r.stdout, r.stderr[-2000:])
+    assert r.stderr.count("the probe's deleter left this error set") == 2, r.stderr[-2000:]
 
 
 @pytest.mark.parametrize("max_version", [None, (1, 3)])

@@ -52,6 +52,21 @@ def test_subclass_overriding_dlpack_is_not_bypassed():
     assert godlpack.from_dlpack(torch.ones(3).as_subclass(Doubling)).tolist() == [2.0, 2.0, 2.0]
 
 
+def test_subclass_hooking_attribute_access_is_not_bypassed():
+    # A __getattribute__ that hands out another __dlpack__ is what
+    # `x.__dlpack__` and np.from_dlpack see; the inherited table skips it.
+    class Redirecting(torch.Tensor):
+        def __getattribute__(self, name):
+            if name == "__dlpack__":
+                return torch.full((3,), 7.0).__dlpack__
+            return super().__getattribute__(name)
+
+    x = torch.ones(3).as_subclass(Redirecting)
+    assert np.from_dlpack(x).tolist() == [7.0, 7.0, 7.0]
+    for _ in range(3):
+        assert godlpack.from_dlpack(x).tolist() == [7.0, 7.0, 7.0]
+
+
 def test_wrapper_subclass_exports_through_its_dlpack():
     # A wrapper subclass has no storage of its own: the table says "NULL data".
     class Wrapper(torch.Tensor):

@@ -3,6 +3,7 @@ protocol negotiation, errors from and about producers, copy and device."""
 from __future__ import annotations
 
 import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -447,3 +448,55 @@ def test_a_direct_dlpack_call_follows_changes_to_the_type():
         godlpack.from_dlpack(x)
     del Slotted.__dlpack__
     assert godlpack.from_dlpack(x).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("hook", ["__getattribute__", "__getattr__"])
+def test_a_direct_dlpack_call_honours_attribute_hooks(hook):
+    """A dict-less type that customises attribute access gets __dlpack__ the
+    way `obj.__dlpack__` would, as NumPy's from_dlpack does, not through a
+    cached method that skips the hook."""
+    other = np.arange(10.0, 13.0)
+
+    def lookup(self, name):
+        if name == "__dlpack__":
+            return other.__dlpack__
+        return object.__getattribute__(self, name)
+
+    cls = type("Hooked", (np.ndarray,), {"__slots__": (), hook: lookup})
+    if hook == "__getattr__":  # only asked when the normal lookup fails
+        cls.__dlpack__ = property(lambda self: (_ for _ in ()).throw(AttributeError("__dlpack__")))
+    x = np.arange(3.0).view(cls)
+    want = np.from_dlpack(x).tolist()
+    assert want == [10.0, 11.0, 12.0]
+    for _ in range(3):  # cached from the second call on
+        assert godlpack.from_dlpack(x).tolist() == want
+
+
+def test_the_type_cache_keeps_no_class_alive():
+    """from_dlpack caches what it learnt about a producer's type, but a class
+    the program drops (and all its methods reference) is freed as usual."""
+    payload = np.arange(1_000.0)
+
+    def make():
+        class Producer:
+            __slots__ = ()
+
+            def __dlpack__(self, **kw):
+                return payload[:3].__dlpack__(**kw)
+
+        class Slotted(np.ndarray):  # its C __dlpack__ is called directly
+            __slots__ = ()
+
+        return Producer, Slotted
+
+    P, S = make()
+    assert godlpack.from_dlpack(P()).tolist() == [0.0, 1.0, 2.0]
+    assert godlpack.from_dlpack(payload[:2].view(S)).tolist() == [0.0, 1.0]
+    refs = [weakref.ref(P), weakref.ref(S)]
+    del P, S
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+    # The entries are gone with them: new types at those addresses are read afresh.
+    for k in range(3):
+        Q = type(f"Q{k}", (), {"__dlpack__": lambda self, k=k, **kw: np.full(2, float(k)).__dlpack__(**kw)})
+        assert godlpack.from_dlpack(Q()).tolist() == [float(k)] * 2

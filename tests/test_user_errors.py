@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import godlpack
+from conftest import child_env
 
 
 @pytest.mark.parametrize(
@@ -81,7 +82,7 @@ def test_subinterpreters_are_refused_with_a_clear_error():
         "assert isinstance(t.device, godlpack.Device) and repr(t).startswith('godlpack.Tensor(')\n"
         "print('ok')\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=child_env())
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
 
 
@@ -101,3 +102,26 @@ def test_scalar_conversions_of_0d_tensors_work_as_numpys():
     assert float(godlpack.full((), 1.5, "bfloat16")) == 1.5
     with pytest.raises(TypeError):
         float(godlpack.full((), 1 + 2j, "complex64"))  # as Python's complex does
+
+
+@pytest.mark.parametrize("big", [2**40, 2**70, -(2**70)])
+def test_out_of_range_ints_get_the_in_range_refusal(big):
+    # Every out-of-range value gets the class a merely invalid one gets, not
+    # OverflowError for the ones beyond a C long.
+    a = np.arange(3.0)
+    t = godlpack.from_dlpack(a)
+    with pytest.raises(ValueError):
+        godlpack.from_dlpack(a, stream=-2)
+    with pytest.raises(ValueError):
+        godlpack.from_dlpack(a, stream=big if big < 0 else -big)
+    with pytest.raises(ValueError):  # no stream handle is that wide
+        godlpack.from_dlpack(a, stream=2**64)
+    with pytest.raises(BufferError):
+        t.__dlpack__(stream=-2)
+    with pytest.raises(BufferError):
+        t.__dlpack__(stream=big)
+    for dev in [(big, 0), (1, big), (big, big)]:
+        with pytest.raises(ValueError):
+            t.__dlpack__(dl_device=dev)
+        with pytest.raises(ValueError):
+            godlpack.from_dlpack(a, device=dev)
