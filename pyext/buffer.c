@@ -75,7 +75,9 @@ static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
   view->len = len;
   view->itemsize = itemsize;
   view->readonly = (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
-  view->ndim = n;
+  /* Without PyBUF_ND there is no shape to give: the buffer is its bytes, one
+   * dimension (as PyBuffer_FillInfo says), which is what hashlib and the like accept. */
+  view->ndim = (flags & PyBUF_ND) == PyBUF_ND ? n : 1;
   view->format = (flags & PyBUF_FORMAT) ? (char*)fmt : NULL;
   view->shape = (flags & PyBUF_ND) == PyBUF_ND ? t->bufdims : NULL;
   view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? (t->bufdims ? t->bufdims + n : NULL) : NULL;

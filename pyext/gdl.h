@@ -133,6 +133,7 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
 PyObject* gdl_tolist(PyObject* self, PyObject* unused);
 PyObject* gdl_tensor_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 extern PyBufferProcs gdl_buffer_procs;
-extern PyNumberMethods gdl_number_methods; /* number.c: float/int/index of 0-d tensors */
+extern PyNumberMethods gdl_number_methods; /* number.c: float/int/index of 0-d tensors, bool */
+PyObject* gdl_number_complex(PyObject* self, PyObject* unused); /* number.c: Tensor.__complex__ */
 
 #endif

@@ -246,6 +246,7 @@ static PyMethodDef tensor_methods[] = {
     {"__dlpack_info__", (PyCFunction)gdl_dlpack_info, METH_NOARGS,
      "Return the DLPack versions, dtypes and devices godlpack supports."},
     {"tolist", (PyCFunction)gdl_tolist, METH_NOARGS, "Nested Python lists of the elements."},
+    {"__complex__", gdl_number_complex, METH_NOARGS, "complex(t) of a 0-d tensor."},
     {"__array__", (PyCFunction)(void (*)(void))gdl_tensor_array, METH_FASTCALL | METH_KEYWORDS,
      "__array__(dtype=None, copy=None)\n"
      "For np.asarray(): bfloat16/float8/float6/float4 as ml_dtypes arrays, bit for bit."},

@@ -377,3 +377,17 @@ def test_demo_runs():
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "dltensor" in r.stdout
+
+
+def test_simple_buffer_requests_see_the_bytes():
+    # A request without PyBUF_ND (hashlib's) got the tensor's ndim and no
+    # shape: "Buffer must be single dimension" for any 2-d tensor.
+    import hashlib
+    import zlib
+
+    a = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
+    for x in (a, a[0], np.array(7, dtype=np.int64)):
+        t = godlpack.from_dlpack(x)
+        assert hashlib.sha256(t).hexdigest() == hashlib.sha256(x.tobytes()).hexdigest()
+        assert zlib.crc32(t) == zlib.crc32(x.tobytes())
+    assert memoryview(godlpack.from_dlpack(a)).shape == (2, 3, 4)  # full requests keep the shape

@@ -17,6 +17,7 @@ import warnings
 
 import pytest
 
+from conftest import child_env
 from godlpack import conformance as check
 
 FINDINGS = os.path.join(os.path.dirname(__file__), "peer_findings.json")
@@ -84,7 +85,7 @@ def test_module_without_dlpack_fails():
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "godlpack", "check", *args], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, env=child_env())
 
 
 def test_cli_json_and_exit_code():
@@ -108,6 +109,15 @@ def test_cli_unknown_module_exits_nonzero_with_a_clear_message():
     assert r.returncode != 0
     assert "no module named 'no_such_module'" in r.stderr and r.stdout == ""
     assert run_cli().returncode != 0  # no module at all
+    # A typo in a submodule's name too (was: exit 0, one N/A row).
+    r = run_cli("numpy.no_such_module")
+    assert r.returncode == 2 and "no module named 'numpy.no_such_module'" in r.stderr
+
+
+def test_check_refuses_what_is_no_module_name():
+    for bad, exc in [(123, TypeError), (None, TypeError), ("", ValueError), (".numpy", ValueError)]:
+        with pytest.raises(exc, match="module name"):
+            check.check(bad)
 
 
 def test_counting_probe_counts_exactly_once():

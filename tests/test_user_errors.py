@@ -93,7 +93,7 @@ def test_scalar_conversions_of_0d_tensors_work_as_numpys():
         assert float(t) == float(a)
         assert int(t) == int(a)
     assert [10, 20, 30][godlpack.full((), 1, "int64")] == 20  # operator.index
-    with pytest.raises(TypeError, match="integer and bool"):
+    with pytest.raises(TypeError, match="integer 0-d"):
         [1, 2][godlpack.full((), 1.0, "float32")]
     with pytest.raises(TypeError, match="only 0-d tensors"):
         float(godlpack.zeros(2))
@@ -125,3 +125,51 @@ def test_out_of_range_ints_get_the_in_range_refusal(big):
             t.__dlpack__(dl_device=dev)
         with pytest.raises(ValueError):
             godlpack.from_dlpack(a, device=dev)
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1), (0,), (2,), (2, 0), (3, 1)])
+@pytest.mark.parametrize("value,dtype", [(0, "float64"), (2.5, "float32"), (False, "bool"), (True, "bool"),
+                                         (0, "uint8"), (-3, "int16"), (0j, "complex64"), (1j, "complex128")])
+def test_truth_value_is_numpys(shape, value, dtype):
+    # bool(t) was always True: `if t:` took the wrong branch for a zero.
+    t, a = godlpack.full(shape, value, dtype), np.full(shape, value, dtype)
+    try:
+        want = bool(a)
+    except ValueError:
+        with pytest.raises(ValueError, match="ambiguous"):
+            bool(t)
+    else:
+        assert bool(t) is want
+
+
+def test_complex_and_index_conversions_are_numpys():
+    assert complex(godlpack.full((), 1 + 2j, "complex128")) == 1 + 2j
+    assert complex(godlpack.full((), 1.5, "float32")) == 1.5 + 0j
+    assert complex(godlpack.full((), 3, "int8")) == 3 + 0j
+    with pytest.raises(TypeError, match="only 0-d tensors"):
+        complex(godlpack.zeros(2, "complex64"))
+    with pytest.raises(TypeError):  # NumPy: a bool is no index
+        [1, 2][godlpack.full((), True, "bool")]
+
+
+def test_numpy_scalars_are_taken_exactly():
+    # They went through float64: 2**62 + 1 lost its last bit and a range of
+    # three int64 elements near 2**62 came out empty.
+    big = 2**62 + 1
+    for fill, dtype in [(np.int64(big), "int64"), (np.uint64(2**64 - 2), "uint64"), (np.int8(-5), "int8")]:
+        assert godlpack.full(2, fill, dtype).tolist() == np.full(2, fill, dtype).tolist()
+    start, stop = np.int64(2**62), np.int64(2**62 + 3)
+    assert godlpack.arange(start, stop, dtype="int64").tolist() == np.arange(start, stop, dtype="int64").tolist()
+    # ... and their dtype is inferred as NumPy infers it.
+    for fill in (np.int64(5), np.int32(5), np.bool_(True), np.float32(0.5), np.complex64(1j)):
+        assert godlpack.full(2, fill).dtype == np.full(2, fill).dtype.name
+    assert godlpack.arange(np.int64(5)).dtype == "int64"
+    with pytest.raises(OverflowError):  # checked like Python ints
+        godlpack.full(2, np.int64(300), "uint8")
+
+
+def test_arange_of_bools_is_refused_as_numpy_does():
+    with pytest.raises(TypeError):
+        np.arange(5, dtype="bool")
+    with pytest.raises(TypeError, match="bool"):
+        godlpack.arange(5, dtype="bool")

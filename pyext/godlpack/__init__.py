@@ -9,6 +9,7 @@ import os as _os
 from typing import Any, Sequence
 
 import math as _math
+import operator as _operator
 
 from . import _godlpack
 from ._godlpack import _C_API, Device, Tensor, cuda_status, from_dlpack, go_runtimes, is_cpu_accessible  # noqa: F401
@@ -96,6 +97,25 @@ def zeros(shape: int | Sequence[int], dtype: Any = "float64") -> Tensor:
     return _godlpack._empty(_shape(shape), _dtype_name(dtype), True)
 
 
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _py_scalar(value: Any) -> Any:
+    """A NumPy (or other array library's) scalar as the Python scalar it holds,
+    so that integers are taken exactly, never through float64, and the dtype
+    is inferred from the value's kind."""
+    if isinstance(value, _PY_SCALARS):
+        return value
+    item = getattr(value, "item", None)  # numpy.int64, numpy.bool_, 0-d arrays
+    if callable(item):
+        v = item()
+        if isinstance(v, _PY_SCALARS):
+            return v
+    if hasattr(value, "__index__"):
+        return _operator.index(value)
+    return value
+
+
 def _default_dtype(*values: Any) -> str:
     if all(isinstance(v, bool) for v in values):
         return "bool"
@@ -111,6 +131,10 @@ def full(shape: int | Sequence[int], fill_value: complex, dtype: Any = None) -> 
 
     Raises OverflowError when an integer dtype cannot hold the value.
     """
+    if dtype is None:  # a NumPy scalar keeps its own dtype, as in NumPy
+        name = getattr(getattr(fill_value, "dtype", None), "name", None)
+        dtype = name if name in _CODE else None
+    fill_value = _py_scalar(fill_value)
     dtype = _dtype_name(dtype) if dtype is not None else _default_dtype(fill_value)
     dims = _shape(shape)
     _check_int(fill_value, dtype)
@@ -131,7 +155,10 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any 
     """
     if stop is None:
         start, stop = 0, start
+    start, stop, step = _py_scalar(start), _py_scalar(stop), _py_scalar(step)
     dtype = _dtype_name(dtype) if dtype is not None else _default_dtype(start, stop, step)
+    if _CODE.get(dtype, (None,))[0] == 6:
+        raise TypeError("arange() has no bool dtype (as NumPy's): use full() or a comparison")
     if all(isinstance(v, int) for v in (start, stop, step)) and _CODE.get(dtype, (None,))[0] in (0, 1):
         if step != 0:
             count = max(0, -((start - stop) // step))  # ceil((stop - start) / step)

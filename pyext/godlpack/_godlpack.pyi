@@ -37,7 +37,9 @@ class Tensor:
     def tolist(self) -> Any: ...
     def __float__(self) -> float: ...  # 0-d only
     def __int__(self) -> int: ...  # 0-d only
-    def __index__(self) -> int: ...  # 0-d integer/bool only
+    def __index__(self) -> int: ...  # 0-d integer only
+    def __complex__(self) -> complex: ...  # 0-d only
+    def __bool__(self) -> bool: ...  # one element only (NumPy's rule)
     def copy(self) -> "Tensor": ...
     @property
     def shape(self) -> tuple[int, ...]: ...

@@ -465,6 +465,11 @@ def run_checks(name: str, peer: Peer | None = None) -> list[Result]:
 
 def check(*modules: str) -> list[Result]:
     """Check each named library; returns one Result per check."""
+    for m in modules:
+        if not isinstance(m, str):
+            raise TypeError(f"check() takes module names (str), got {type(m).__name__}")
+        if not m or m.startswith("."):
+            raise ValueError(f"check() takes absolute module names, got {m!r}")
     results: list[Result] = []
     for m in modules:
         results.extend(run_checks(m))

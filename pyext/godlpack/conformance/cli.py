@@ -35,9 +35,17 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _findable(name: str) -> bool:
+    """Whether the module exists (a submodule's parent is imported to know)."""
+    try:
+        return bool(name) and importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)  # --help exits 0, bad usage 2
-    missing = [m for m in args.modules if importlib.util.find_spec(m.split(".")[0]) is None]
+    missing = [m for m in args.modules if not _findable(m)]
     if missing:
         print(f"godlpack check: no module named {', '.join(map(repr, missing))} (not installed, or a typo?)",
               file=sys.stderr)
