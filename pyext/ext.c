@@ -283,9 +283,32 @@ static void drop_results(const char* kinds, gdl_value* out, int n) {
   }
 }
 
-static PyObject* trampoline(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+/* A Go panic: "Go panic in f(): value" as the RuntimeError's message, the
+ * goroutine's stack that follows it as a note shown under the traceback. */
+static void raise_panic(const char* err) {
+  const char* nl = strchr(err, '\n');
+  PyObject* msg = PyUnicode_DecodeUTF8(err, nl ? (Py_ssize_t)(nl - err) : (Py_ssize_t)strlen(err), "replace");
+  PyObject* exc = msg ? PyObject_CallOneArg(PyExc_RuntimeError, msg) : NULL;
+  Py_XDECREF(msg);
+  if (exc == NULL) return;
+  if (nl != NULL && nl[1] != '\0') {
+    PyObject* note = PyUnicode_DecodeUTF8(nl + 1, (Py_ssize_t)strlen(nl + 1), "replace");
+    PyObject* r = note ? PyObject_CallMethod(exc, "add_note", "O", note) : NULL;
+    Py_XDECREF(note);
+    if (r == NULL) PyErr_Clear(); /* the message alone still says what happened */
+    Py_XDECREF(r);
+  }
+  PyErr_SetObject(PyExc_RuntimeError, exc);
+  Py_DECREF(exc);
+}
+
+static PyObject* trampoline(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   const gdl_fn* fn = PyCapsule_GetPointer(self, FN_CAPSULE);
   if (fn == NULL) return NULL;
+  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+    PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", fn->name);
+    return NULL;
+  }
   if (nargs != fn->nparams) {
     PyErr_Format(PyExc_TypeError, "%s() takes %d positional arguments but %zd were given", fn->name, fn->nparams,
                  nargs);
@@ -318,7 +341,7 @@ static PyObject* trampoline(PyObject* self, PyObject* const* args, Py_ssize_t na
   const char* kinds = fn->kinds;
   if (kind != GDL_ERR_NONE) {
     drop_results(kinds, out, nout);
-    if (kind == GDL_ERR_PANIC) PyErr_SetString(PyExc_RuntimeError, err);
+    if (kind == GDL_ERR_PANIC) raise_panic(err);
     else gdl_raise_go(kind, err);
     return NULL;
   }
@@ -366,7 +389,7 @@ static int add_func(PyObject* m, gdl_fn* fn) {
   }
   def->ml_name = fn->name;
   def->ml_meth = (PyCFunction)(void (*)(void))trampoline;
-  def->ml_flags = METH_FASTCALL;
+  def->ml_flags = METH_FASTCALL | METH_KEYWORDS;
   def->ml_doc = fn->doc;
   PyObject* self = PyCapsule_New(fn, FN_CAPSULE, NULL);
   if (self == NULL) return -1;

@@ -173,3 +173,13 @@ def test_arange_of_bools_is_refused_as_numpy_does():
         np.arange(5, dtype="bool")
     with pytest.raises(TypeError, match="bool"):
         godlpack.arange(5, dtype="bool")
+
+
+def test_shapes_are_taken_as_numpy_takes_them():
+    for shape in [(np.int64(3),), np.array([2, 3]), np.int32(4), (np.uint8(2), 1)]:
+        assert godlpack.zeros(shape).shape == np.zeros(shape).shape
+    for shape in [{2: 1}, (True,), 2.0, (2.0,), "2"]:
+        with pytest.raises(TypeError):
+            godlpack.zeros(shape)
+    with pytest.raises(ValueError):  # NumPy: "Maximum allowed dimension exceeded"
+        godlpack.zeros((2**63,))

@@ -96,9 +96,17 @@ def test_go_errors_and_panics_become_python_exceptions():
         vecmath.fail("error")
     with pytest.raises(BufferError, match="refused, as asked"):
         vecmath.fail("buffer")
-    with pytest.raises(RuntimeError, match="Go panic in fail.*nil map"):
+    with pytest.raises(RuntimeError, match="Go panic in fail.*nil map") as e:
         vecmath.fail("panic")
+    # One line of message; the goroutine's stack is a note under the traceback.
+    assert "\n" not in str(e.value)
+    assert any("goroutine" in n for n in getattr(e.value, "__notes__", []))
     assert vecmath.norm(np.array([1.0])) == 1.0  # the interpreter lives on
+
+
+def test_keyword_arguments_are_refused_by_the_functions_name():
+    with pytest.raises(TypeError, match=r"^norm\(\) takes no keyword arguments"):
+        vecmath.norm(x=np.array([1.0]))
 
 
 def test_threads_scale_disjoint_arrays_concurrently():

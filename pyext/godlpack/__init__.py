@@ -54,14 +54,25 @@ def _dtype_name(dtype: Any) -> str:
     raise TypeError(f"dtype must be a name such as 'float32', or a NumPy or PyTorch dtype, got {dtype!r}")
 
 
+def _dim(d: Any) -> int:
+    if isinstance(d, bool) or not hasattr(d, "__index__"):  # NumPy's rule: bools are no sizes
+        raise TypeError(f"shape entries must be ints, got {type(d).__name__}")
+    d = _operator.index(d)  # numpy.int64 and the like, exactly
+    if not -(2**63) <= d < 2**63:
+        raise ValueError(f"shape entry {d} is beyond int64 (maximum allowed dimension exceeded)")
+    return d
+
+
 def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
-    if isinstance(shape, int) and not isinstance(shape, bool):
-        return (shape,)
+    if hasattr(shape, "__index__") and not hasattr(shape, "__len__") and not isinstance(shape, bool):
+        return (_dim(shape),)
+    if isinstance(shape, (str, dict, set, frozenset)):  # iterable, but no sequence of sizes
+        raise TypeError(f"shape must be an int or a sequence of ints, got {type(shape).__name__}")
     try:
         dims = tuple(shape)  # type: ignore[arg-type]  # an int was handled above
     except TypeError:
         raise TypeError(f"shape must be an int or a sequence of ints, got {type(shape).__name__}") from None
-    return dims
+    return tuple(_dim(d) for d in dims)
 
 
 def _int_range(dtype: str) -> tuple[int, int] | None:
