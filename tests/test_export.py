@@ -65,7 +65,8 @@ def test_versioned_capsule_for_major_one_or_more(t, mv):
 def test_versioned_strides_and_byte_offset_of_view(t2d):
     g, a = t2d
     v = godlpack.from_dlpack(a[1:, ::2])
-    m = read_versioned(v.__dlpack__(max_version=(1, 3)))
+    cap_m = v.__dlpack__(max_version=(1, 3))  # alive while m is read
+    m = read_versioned(cap_m)
     assert [m.dl_tensor.shape[i] for i in range(2)] == [2, 2]
     assert [m.dl_tensor.strides[i] for i in range(2)] == [4, 2]
     assert m.dl_tensor.data + m.dl_tensor.byte_offset == a[1:, ::2].ctypes.data
@@ -119,7 +120,8 @@ def test_copy_true_legacy_is_a_copy(t):
 
 def test_copy_false_and_none_are_zero_copy(t):
     for copy in (False, None):
-        m = read_versioned(t.__dlpack__(max_version=(1, 3), copy=copy))
+        cap_m = t.__dlpack__(max_version=(1, 3), copy=copy)  # alive while m is read
+        m = read_versioned(cap_m)
         assert m.dl_tensor.data + m.dl_tensor.byte_offset == t.data_ptr
         assert not m.flags & IS_COPIED
 
@@ -133,11 +135,13 @@ def test_readonly_flags_and_legacy_refusal():
         g.__dlpack__()
     with pytest.raises(BufferError, match="read-only"):
         g.__dlpack__(max_version=(0, 8))
-    m = read_versioned(g.__dlpack__(max_version=(1, 0)))
+    cap_m = g.__dlpack__(max_version=(1, 0))  # alive while m is read
+    m = read_versioned(cap_m)
     assert m.flags & READ_ONLY
     assert not m.flags & IS_COPIED
     # A copy is ours to write: no READ_ONLY, and legacy is then fine.
-    m2 = read_versioned(g.__dlpack__(max_version=(1, 3), copy=True))
+    cap_m2 = g.__dlpack__(max_version=(1, 3), copy=True)  # alive while m2 is read
+    m2 = read_versioned(cap_m2)
     assert m2.flags == IS_COPIED
     assert capsule_name(g.__dlpack__(copy=True)) == "dltensor"
 

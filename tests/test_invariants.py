@@ -61,7 +61,8 @@ def test_rewrap_keeps_read_only():
     a, t = _readonly_tensor()
     for again in (godlpack.from_dlpack(t), godlpack.Tensor(t), godlpack.from_dlpack(t, device=(1, 0))):
         assert again.readonly
-        assert read_versioned(again.__dlpack__(max_version=(1, 3))).flags & READ_ONLY
+        cap = again.__dlpack__(max_version=(1, 3))  # alive while its struct is read
+        assert read_versioned(cap).flags & READ_ONLY
         with pytest.raises((TypeError, BufferError)):
             io.BytesIO(b"\xff" * 8).readinto(again)
     assert a.tolist() == list(range(8))
@@ -71,7 +72,8 @@ def test_readonly_producer_flag_survives_import():
     p = CtypesProducer(np.arange(4, dtype=np.float32), flags=READ_ONLY)
     t = godlpack.from_dlpack(p)
     assert t.readonly
-    assert read_versioned(t.__dlpack__(max_version=(1, 3))).flags & READ_ONLY
+    cap = t.__dlpack__(max_version=(1, 3))  # alive while its struct is read
+    assert read_versioned(cap).flags & READ_ONLY
 
 
 # --- negative shapes (the C validator, the only one) ------------------------------------------
