@@ -298,24 +298,6 @@ static const type_entry* lookup(PyTypeObject* tp, type_entry* scratch) {
 
 static int skip_type(PyTypeObject* tp) { return tp == &PyCapsule_Type || tp == &GdlTensor_Type; }
 
-int gdl_exchange_check_dlpack(PyObject* obj, PyObject** dlpack) {
-  *dlpack = NULL;
-  PyTypeObject* tp = Py_TYPE(obj);
-  if (skip_type(tp)) return 0;
-  type_entry scratch; /* filled only for a type that cannot be cached */
-  const type_entry* e = lookup(tp, &scratch);
-  if (e == NULL) return -1;
-  int r = 0;
-  if (e->torch_checks) {
-    type_cache_busy++;
-    r = gdl_torch_dlpack_check(obj, &e->torch);
-    type_cache_busy--;
-  }
-  if (r == 0) *dlpack = Py_XNewRef(e->dlpack); /* a reference: the call may evict the entry */
-  if (e == &scratch) entry_clear(&scratch);
-  return r;
-}
-
 static int from_table(PyObject* obj, const type_entry* e, DLManagedTensorVersioned** out) {
   DLManagedTensorVersioned* m = NULL;
   if (e->api->managed_tensor_from_py_object_no_sync(obj, &m) != 0) {
@@ -343,7 +325,10 @@ static int from_table(PyObject* obj, const type_entry* e, DLManagedTensorVersion
   return 1;
 }
 
-int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlpack) {
+/* One type lookup for from_dlpack: with out, the type's exchange table is
+ * tried (1 with *out set); either way torch's checks run where __dlpack__ is
+ * torch's own. On 0, *dlpack is gdl_dlpack_method(obj). -1: error set. */
+static int prepare(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlpack) {
   *dlpack = NULL;
   PyTypeObject* tp = Py_TYPE(obj);
   if (skip_type(tp)) return 0;
@@ -351,15 +336,22 @@ int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** o
   const type_entry* e = lookup(tp, &scratch);
   if (e == NULL) return -1;
   int r = 0;
-  if (e->api != NULL || e->torch_checks) {
+  int table = out != NULL && e->api != NULL;
+  if (table || e->torch_checks) {
     type_cache_busy++;
-    r = e->api != NULL ? from_table(obj, e, out) : gdl_torch_dlpack_check(obj, &e->torch);
+    r = table ? from_table(obj, e, out) : gdl_torch_dlpack_check(obj, &e->torch);
     type_cache_busy--;
   }
   if (r == 0) *dlpack = Py_XNewRef(e->dlpack); /* a reference: the call may evict the entry */
   if (e == &scratch) entry_clear(&scratch);
   return r;
 }
+
+int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlpack) {
+  return prepare(obj, out, dlpack);
+}
+
+int gdl_exchange_check_dlpack(PyObject* obj, PyObject** dlpack) { return prepare(obj, NULL, dlpack); }
 
 PyObject* gdl_dlpack_method(PyObject* obj) {
   PyTypeObject* tp = Py_TYPE(obj);
