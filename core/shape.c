@@ -6,9 +6,11 @@ static int mul_ok(int64_t a, int64_t b, int64_t* out) {
 }
 
 int64_t gdl_shape_count(const int64_t* shape, int32_t ndim) {
-  int64_t n = 1;
-  for (int32_t i = 0; i < ndim; i++) n *= shape[i];
-  return n;
+  /* Unsigned: an empty view's other extents may multiply past int64 before
+   * its 0 is reached (validation allows that); a 0 factor still gives 0. */
+  uint64_t n = 1;
+  for (int32_t i = 0; i < ndim; i++) n *= (uint64_t)shape[i];
+  return (int64_t)n;
 }
 
 int gdl_shape_count_checked(const int64_t* shape, int32_t ndim, int64_t* count, int32_t* dim) {

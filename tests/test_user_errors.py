@@ -183,3 +183,13 @@ def test_shapes_are_taken_as_numpy_takes_them():
             godlpack.zeros(shape)
     with pytest.raises(ValueError):  # NumPy: "Maximum allowed dimension exceeded"
         godlpack.zeros((2**63,))
+
+
+def test_size_of_an_empty_view_whose_other_extents_overflow():
+    # shape (2**62, 9, 0): empty, so valid, but 2**62 * 9 overflowed int64
+    # (UB, found by UBSan) in Tensor.size/nbytes before the 0 was reached.
+    from godlpack import _probe
+
+    cap, _ = _probe.make(True, shape=[2**62, 9, 0], strides=[0, 0, 0], dtype=(2, 32, 1))
+    t = godlpack.from_dlpack(cap)
+    assert t.shape == (2**62, 9, 0) and t.size == 0 and t.nbytes == 0
