@@ -40,9 +40,9 @@ static struct {
   CUresult (*MemAllocManaged)(CUdeviceptr*, size_t, unsigned);
   CUresult (*MemHostAlloc)(void**, size_t, unsigned);
   CUresult (*MemFreeHost)(void*);
-  CUresult (*MemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*MemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream);
   CUresult (*MemcpyHtoD)(CUdeviceptr, const void*, size_t);
-  CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*StreamSynchronize)(CUstream);
   CUresult (*GetErrorString)(CUresult, const char**);
 } cu;
@@ -76,9 +76,9 @@ static void load(void) {
       {(void**)&cu.MemAllocManaged, "cuMemAllocManaged"},
       {(void**)&cu.MemHostAlloc, "cuMemHostAlloc"},
       {(void**)&cu.MemFreeHost, "cuMemFreeHost"},
-      {(void**)&cu.MemcpyDtoH, "cuMemcpyDtoH_v2"},
+      {(void**)&cu.MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
       {(void**)&cu.MemcpyHtoD, "cuMemcpyHtoD_v2"},
-      {(void**)&cu.MemcpyDtoD, "cuMemcpyDtoD_v2"},
+      {(void**)&cu.MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"},
       {(void**)&cu.StreamSynchronize, "cuStreamSynchronize"},
       {(void**)&cu.GetErrorString, "cuGetErrorString"},
   };
@@ -226,8 +226,15 @@ static CUresult cuda_alloc(int kind, size_t n, CUdevice dev, int32_t device_id, 
   return 0;
 }
 
-/* A copy of t's bytes on another side of the bus, keeping its strides. Only
- * CUDA device memory and host-visible memory can be copied here. */
+/* A copy of t's bytes on another side of the bus (or on its CUDA device),
+ * keeping its strides. Only CUDA device memory and host-visible memory can be
+ * copied here. Device reads are queued on the stream the data is ready on
+ * (stream; the legacy one for -1, "not synchronised"), so they come after the
+ * producer's work without the host waiting: a device copy is ready on that
+ * stream, a host copy is waited for. A copy from the host uses the
+ * synchronous call: a pageable source is staged and a pinned one read before
+ * it returns (the caller may free or change it next), and the device write
+ * completes on the legacy stream. */
 static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
   int32_t from = t->view.device.device_type;
   if ((from != kDLCUDA && !gdl_cpu_accessible(from)) || (to.device_type != kDLCUDA && to.device_type != kDLCPU)) {
@@ -254,22 +261,22 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
   CUdevice dev;
   CUresult r = enter(gpu, &dev);
   if (r != 0) return fail("context setup", r), NULL;
-  /* The producer's work on its stream must be done before we read, whichever
-   * way the copy goes (stream -1: the caller asked for no synchronisation). */
-  r = stream != -1 && gdl_cuda_stream_device(from) ? cu.StreamSynchronize(stream_handle(stream)) : 0;
+  intptr_t on = stream == -1 || !gdl_cuda_stream_device(from) ? 1 : stream;
   gdl_owner* owner = NULL;
   void* base = NULL;
-  if (r == 0 && to.device_type == kDLCPU) {
+  if (to.device_type == kDLCPU) {
     owner = gdl_owner_alloc(n, &base);
-    r = owner == NULL ? 2 /* out of memory */ : (n ? cu.MemcpyDtoH(base, (CUdeviceptr)first, n) : 0);
-  } else if (r == 0) {
+    r = owner == NULL ? 2 /* out of memory */ : n ? cu.MemcpyDtoHAsync(base, (CUdeviceptr)first, n, stream_handle(on)) : 0;
+    if (r == 0 && n) r = cu.StreamSynchronize(stream_handle(on));
+  } else {
+    /* Managed memory read from the host side: the producer's work lands first. */
+    if (from != kDLCUDA && on != 1) r = cu.StreamSynchronize(stream_handle(on));
     cuda_owner* c;
-    r = cuda_alloc(MEM_DEVICE, n, dev, to.device_id, &c);
-    if (r == 0) {
+    if (r == 0 && (r = cuda_alloc(MEM_DEVICE, n, dev, to.device_id, &c)) == 0) {
       owner = &c->base;
       base = c->ptr;
       CUdeviceptr d = (CUdeviceptr)(uintptr_t)base;
-      if (n) r = from == kDLCUDA ? cu.MemcpyDtoD(d, (CUdeviceptr)first, n) : cu.MemcpyHtoD(d, first, n);
+      if (n) r = from == kDLCUDA ? cu.MemcpyDtoDAsync(d, (CUdeviceptr)first, n, stream_handle(on)) : cu.MemcpyHtoD(d, first, n);
     }
   }
   leave(dev);
@@ -281,7 +288,9 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
   v.data = base;
   v.byte_offset = before;
   v.device = to;
-  return gdl_tensor_new(owner, &v, DLPACK_FLAG_BITMASK_IS_COPIED);
+  PyObject* c = gdl_tensor_new(owner, &v, DLPACK_FLAG_BITMASK_IS_COPIED);
+  if (c != NULL && from == kDLCUDA && to.device_type == kDLCUDA) ((GdlTensor*)c)->stream = on;
+  return c;
 }
 
 PyObject* gdl_cuda_copy(GdlTensor* t, DLDevice to, intptr_t stream) { return span_copy(t, to, stream); }

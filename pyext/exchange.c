@@ -72,6 +72,8 @@ static int ex_from_py(void* obj, DLManagedTensorVersioned** out) {
     return -1;
   }
   GdlTensor* t = obj;
+  /* Our current_work_stream names the legacy stream: the data must be ready there. */
+  if (gdl_stream_sync(t->view.device, t->stream, 1) != 0) return -1;
   *out = gdl_tensor_export(t, &t->view, 1, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
   return *out == NULL ? -1 : 0;
 }
@@ -98,7 +100,9 @@ static int ex_dltensor(void* obj, DLTensor* out) {
     PyErr_SetString(PyExc_ValueError, "godlpack exchange API: NULL out");
     return -1;
   }
-  *out = ((GdlTensor*)obj)->view; /* non-owning: valid while obj lives */
+  GdlTensor* t = obj;
+  if (gdl_stream_sync(t->view.device, t->stream, 1) != 0) return -1; /* as ex_from_py */
+  *out = t->view; /* non-owning: valid while obj lives */
   return 0;
 }
 
@@ -109,7 +113,9 @@ static int ex_stream(DLDeviceType type, int32_t id, void** out) {
     PyErr_SetString(PyExc_ValueError, "godlpack exchange API: NULL out_current_stream");
     return -1;
   }
-  *out = NULL; /* godlpack launches no device work: the default stream */
+  /* godlpack has no current stream of its own: its exports through this
+   * table are made ready on the legacy default stream (NULL). */
+  *out = NULL;
   return 0;
 }
 
@@ -298,7 +304,22 @@ static const type_entry* lookup(PyTypeObject* tp, type_entry* scratch) {
 
 static int skip_type(PyTypeObject* tp) { return tp == &PyCapsule_Type || tp == &GdlTensor_Type; }
 
-static int from_table(PyObject* obj, const type_entry* e, DLManagedTensorVersioned** out) {
+/* The stream the table's export m is ready on: the producer's current work
+ * stream for devices with streams (NULL there is the legacy stream, 1), else
+ * 1. 0, or -1 when the table cannot say (no function, or it failed). */
+static int table_stream(const type_entry* e, DLManagedTensorVersioned* m, intptr_t* stream) {
+  *stream = 1;
+  DLDevice d = m->dl_tensor.device;
+  if (!gdl_cuda_stream_device(d.device_type)) return 0;
+  void* s = NULL;
+  if (e->api->current_work_stream == NULL || e->api->current_work_stream((DLDeviceType)d.device_type,
+                                                                         d.device_id, &s) != 0)
+    return -1;
+  if (s != NULL) *stream = (intptr_t)s;
+  return 0;
+}
+
+static int from_table(PyObject* obj, const type_entry* e, DLManagedTensorVersioned** out, intptr_t* stream) {
   DLManagedTensorVersioned* m = NULL;
   if (e->api->managed_tensor_from_py_object_no_sync(obj, &m) != 0) {
     /* PyTorch's table raises RuntimeError where its __dlpack__ raises
@@ -314,8 +335,16 @@ static int from_table(PyObject* obj, const type_entry* e, DLManagedTensorVersion
   int ok = 1;
   if (m->version.major == 1) {
     if (e->torch_checks) ok = gdl_torch_table_check(obj, &e->torch, e->api, m);
-    /* Device memory needs the stream handshake of __dlpack__: give it back. */
-    if (ok > 0 && !gdl_cpu_accessible(m->dl_tensor.device.device_type)) ok = 0;
+    /* No sync was made: the data is ready on the producer's current stream.
+     * A table that cannot say which gives the tensor back to __dlpack__. */
+    if (ok > 0 && table_stream(e, m, stream) != 0) {
+      ok = PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception) ? -1 : 0; /* KeyboardInterrupt... */
+      if (ok == 0) PyErr_Clear();
+    }
+    /* Other device memory (no stream we know how to wait on) goes through __dlpack__. */
+    if (ok > 0 && !gdl_cpu_accessible(m->dl_tensor.device.device_type) &&
+        !gdl_cuda_stream_device(m->dl_tensor.device.device_type))
+      ok = 0;
   }
   if (ok <= 0) {
     if (m->deleter) m->deleter(m);
@@ -328,7 +357,7 @@ static int from_table(PyObject* obj, const type_entry* e, DLManagedTensorVersion
 /* One type lookup for from_dlpack: with out, the type's exchange table is
  * tried (1 with *out set); either way torch's checks run where __dlpack__ is
  * torch's own. On 0, *dlpack is gdl_dlpack_method(obj). -1: error set. */
-static int prepare(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlpack) {
+static int prepare(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlpack, intptr_t* stream) {
   *dlpack = NULL;
   PyTypeObject* tp = Py_TYPE(obj);
   if (skip_type(tp)) return 0;
@@ -339,7 +368,7 @@ static int prepare(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlp
   int table = out != NULL && e->api != NULL;
   if (table || e->torch_checks) {
     type_cache_busy++;
-    r = table ? from_table(obj, e, out) : gdl_torch_dlpack_check(obj, &e->torch);
+    r = table ? from_table(obj, e, out, stream) : gdl_torch_dlpack_check(obj, &e->torch);
     type_cache_busy--;
   }
   if (r == 0) *dlpack = Py_XNewRef(e->dlpack); /* a reference: the call may evict the entry */
@@ -347,11 +376,12 @@ static int prepare(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlp
   return r;
 }
 
-int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlpack) {
-  return prepare(obj, out, dlpack);
+int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlpack,
+                                     intptr_t* stream) {
+  return prepare(obj, out, dlpack, stream);
 }
 
-int gdl_exchange_check_dlpack(PyObject* obj, PyObject** dlpack) { return prepare(obj, NULL, dlpack); }
+int gdl_exchange_check_dlpack(PyObject* obj, PyObject** dlpack) { return prepare(obj, NULL, dlpack, NULL); }
 
 PyObject* gdl_dlpack_method(PyObject* obj) {
   PyTypeObject* tp = Py_TYPE(obj);

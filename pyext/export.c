@@ -134,10 +134,15 @@ static PyObject* capsule_for(GdlTensor* t, const DLTensor* view, int versioned, 
   return versioned ? gdl_capsule_versioned(m) : gdl_capsule_legacy(m);
 }
 
-/* Exports a fresh copy (made by the caller) and drops the caller's reference. */
-static PyObject* export_copy(PyObject* copy, int versioned) {
+/* Exports a fresh copy (made by the caller), ready on the consumer's stream,
+ * and drops the caller's reference. */
+static PyObject* export_copy(PyObject* copy, int versioned, intptr_t stream) {
   if (copy == NULL) return NULL;
   GdlTensor* c = (GdlTensor*)copy;
+  if (gdl_stream_sync(c->view.device, c->stream, stream) != 0) {
+    Py_DECREF(copy);
+    return NULL;
+  }
   PyObject* cap = capsule_for(c, &c->view, versioned, versioned ? DLPACK_FLAG_BITMASK_IS_COPIED : 0);
   Py_DECREF(copy);
   return cap;
@@ -158,30 +163,15 @@ PyObject* gdl_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, PyO
   intptr_t stream;
   if (parse_stream(a.stream, want, &stream) != 0) return NULL;
 
-  int same = want.device_type == dev.device_type && want.device_id == dev.device_id;
-  /* Host-visible memory can be handed to a CPU consumer as it is. */
-  int relabel = !same && want.device_type == kDLCPU && want.device_id == 0 && gdl_cpu_accessible(dev.device_type);
-  if (!same && !relabel) {
-    int movable = (want.device_type == kDLCPU && dev.device_type == kDLCUDA) ||
-                  (want.device_type == kDLCUDA && gdl_cpu_accessible(dev.device_type));
-    if (!movable || a.copy == Py_False) {
-      PyErr_Format(PyExc_BufferError, "cannot export a tensor on device (%d, %d) to device (%d, %d)%s",
-                   (int)dev.device_type, (int)dev.device_id, (int)want.device_type, (int)want.device_id,
-                   movable ? " without a copy (copy=False)" : "");
-      return NULL;
-    }
-    PyObject* c = gdl_cuda_copy(self, want, self->stream);
-    if (c != NULL && gdl_stream_sync(want, 1, stream) != 0) Py_CLEAR(c); /* the copy ran on the legacy stream */
-    return export_copy(c, versioned);
-  }
+  gdl_place how;
+  if (gdl_placement(dev, want, a.copy, &how) != 0) return NULL;
+  if (how == GDL_PLACE_COPY) return export_copy(gdl_cuda_copy(self, want, self->stream), versioned, stream);
+  int relabel = how == GDL_PLACE_RELABEL;
+  if (a.copy == Py_True) /* the copy is ordered after the data's stream, then handed to the consumer's */
+    return export_copy(relabel ? gdl_tensor_on(self, want, a.copy) : gdl_device_copy(self, 0), versioned, stream);
   /* A consumer on the device waits on its stream; one on the host waits here. */
   if (relabel ? gdl_host_sync(dev, stream == -1 ? -1 : self->stream) : gdl_stream_sync(dev, self->stream, stream))
     return NULL;
-  if (a.copy == Py_True) {
-    PyObject* c = relabel ? gdl_tensor_copy(self, 0) : gdl_device_copy(self, 0);
-    if (c != NULL && gdl_stream_sync(dev, 1, stream) != 0) Py_CLEAR(c); /* a CUDA copy runs on the legacy stream */
-    return export_copy(c, versioned);
-  }
   DLTensor view = self->view;
   view.device = want;
   return capsule_for(self, &view, versioned, self->flags & DLPACK_FLAG_BITMASK_READ_ONLY);

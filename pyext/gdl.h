@@ -37,6 +37,7 @@ extern PyTypeObject GdlTensor_Type;
 typedef struct {
   PyObject *s_dlpack, *s_dlpack_device, *s_max_version, *s_dl_device, *s_copy, *s_stream;
   PyObject *kw_max_version;               /* ("max_version",) */
+  PyObject *kw_max_version_stream;        /* ("max_version", "stream") */
   PyObject *max_version;                  /* (1, 3) */
 } gdl_strings;
 extern gdl_strings GDL;
@@ -95,6 +96,15 @@ PyObject* gdl_cuda_copy(GdlTensor* t, DLDevice to, intptr_t stream); /* IS_COPIE
 PyObject* gdl_device_copy(GdlTensor* t, uint64_t flags);
 PyObject* gdl_cuda_status(PyObject* mod, PyObject* unused);
 
+/* placement.c: where data goes when a consumer asks for device want. */
+typedef enum { GDL_PLACE_SHARE, GDL_PLACE_RELABEL, GDL_PLACE_COPY } gdl_place;
+/* 0 with *how, or -1 with BufferError: a move godlpack cannot make, or one
+ * that needs a copy under copy=False. */
+int gdl_placement(DLDevice have, DLDevice want, PyObject* copy, gdl_place* how);
+/* t as a new Tensor on want (shared, relabelled or copied; copy=True always
+ * copies); NULL with the exception set. */
+PyObject* gdl_tensor_on(GdlTensor* t, DLDevice want, PyObject* copy);
+
 /* device.c (gdl_cpu_accessible is in tables_gen.h). */
 int gdl_device_init(const char* module_name);
 PyObject* gdl_device_class(void);                   /* borrowed */
@@ -113,13 +123,18 @@ extern int gdlArangeInt(char* dtype, int64_t start, int64_t stop, int64_t step, 
 extern void gdlGoStats(uint64_t* heap_bytes, uint64_t* heap_objects, uint64_t* num_gc);
 
 /* A capsule (obj itself, or what obj.__dlpack__ returns) taken: the managed
- * tensor is the caller's. NULL with TypeError/BufferError set. */
+ * tensor is the caller's. NULL with TypeError/BufferError set. A NULL stream
+ * is passed as stream=None: the array API's legacy default stream (PyTorch
+ * reads a missing stream as -1, "no synchronisation"). */
 void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
                               PyObject* copy, int* versioned);
-/* Through type(obj).__dlpack_c_exchange_api__ if it has one: 1 with *out set,
- * 0 when the type has none (or it does not apply), -1 with an exception. On
- * 0, *dlpack is gdl_dlpack_method(obj) from the same type lookup. */
-int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlpack);
+/* Through type(obj).__dlpack_c_exchange_api__ if it has one: 1 with *out set
+ * and *stream the stream its data is ready on (the table's current work
+ * stream, for devices with streams), 0 when the type has none (or it does not
+ * apply), -1 with an exception. On 0, *dlpack is gdl_dlpack_method(obj) from
+ * the same type lookup. */
+int gdl_exchange_managed_from_object(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlpack,
+                                     intptr_t* stream);
 /* obj's type's __dlpack__ when it can be called directly (a new reference),
  * else NULL (no error): call it by name. */
 PyObject* gdl_dlpack_method(PyObject* obj);

@@ -19,6 +19,8 @@ static PyObject* gdl_call_dlpack(PyObject* obj, PyObject* meth, PyObject* stream
   PyObject* kwnames = NULL;
   if (nk == 1 && max_version) {
     kwnames = Py_NewRef(GDL.kw_max_version);
+  } else if (nk == 2 && max_version && stream) {
+    kwnames = Py_NewRef(GDL.kw_max_version_stream);
   } else if (nk > 0) {
     kwnames = PyTuple_New(nk);
     if (kwnames == NULL) return NULL;
@@ -49,9 +51,11 @@ static PyObject* gdl_call_dlpack(PyObject* obj, PyObject* meth, PyObject* stream
     return NULL;
   }
   if (nk == 0 || (nk == 1 && stream) || !PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
-  /* An old producer: it does not know max_version, dl_device or copy. */
+  /* An old producer: it does not know max_version, dl_device or copy (and
+   * stream=None is its default, which some take no keyword for). */
   PyErr_Clear();
-  if (stream == NULL) return PyObject_VectorcallMethod(GDL.s_dlpack, argv, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+  if (stream == NULL || stream == Py_None)
+    return PyObject_VectorcallMethod(GDL.s_dlpack, argv, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
   argv[1] = stream;
   PyObject* kw = PyTuple_Pack(1, GDL.s_stream);
   if (kw == NULL) return NULL;
@@ -84,15 +88,18 @@ static void* managed_from(PyObject* obj, PyObject* meth, PyObject* stream, PyObj
 void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
                               PyObject* copy, int* versioned) {
   PyObject* meth = PyCapsule_CheckExact(obj) ? NULL : gdl_dlpack_method(obj);
-  void* managed = managed_from(obj, meth, stream, max_version, dl_device, copy, versioned);
+  void* managed = managed_from(obj, meth, stream ? stream : Py_None, max_version, dl_device, copy, versioned);
   Py_XDECREF(meth);
   return managed;
 }
 
 /* from_dlpack(..., stream=S): S is the stream the caller will use the data
- * on. It is passed to producers on devices with streams (after asking
- * __dlpack_device__, as the array API prescribes) and left out for CPU ones. */
-static int stream_for_producer(PyObject* obj, PyObject* stream, PyObject** arg, intptr_t* id) {
+ * on (*id), on the device the data ends up on (want, when given). It is
+ * passed to producers on devices with streams (after asking
+ * __dlpack_device__, as the array API prescribes) and left out (None) for
+ * CPU ones. A raw capsule's data is ready on S: its maker says so. */
+static int stream_for_producer(PyObject* obj, PyObject* stream, const DLDevice* want, PyObject** arg,
+                               intptr_t* id) {
   if (!PyLong_Check(stream) || PyBool_Check(stream)) {
     PyErr_Format(PyExc_TypeError, "stream must be None or an int, got %.200s", Py_TYPE(stream)->tp_name);
     return -1;
@@ -105,9 +112,13 @@ static int stream_for_producer(PyObject* obj, PyObject* stream, PyObject** arg, 
     return -1;
   }
   DLDevice dev = {kDLCPU, 0};
+  if (PyCapsule_CheckExact(obj)) {
+    *id = (intptr_t)s;
+    return 0;
+  }
   if (GdlTensor_Check(obj)) {
     dev = ((GdlTensor*)obj)->view.device;
-  } else if (!PyCapsule_CheckExact(obj)) {
+  } else {
     PyObject* d = PyObject_CallMethodNoArgs(obj, GDL.s_dlpack_device);
     if (d == NULL) {
       if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
@@ -124,12 +135,24 @@ static int stream_for_producer(PyObject* obj, PyObject* stream, PyObject** arg, 
   if (gdl_cuda_stream_device(dev.device_type)) {
     *arg = stream;
     *id = (intptr_t)s;
+  } else if (want != NULL && gdl_cuda_stream_device(want->device_type)) {
+    *id = (intptr_t)s; /* godlpack's copy onto that device is made ready on S */
   }
   return 0;
 }
 
-static int same_device(DLDevice a, DLDevice b) {
-  return a.device_type == b.device_type && a.device_id == b.device_id;
+/* r (a new Tensor, stolen) handed to a caller that uses it on stream id:
+ * device data is made ready there. NULL with the error set. */
+static PyObject* on_stream(PyObject* r, int given, intptr_t id) {
+  if (r == NULL || !given) return r;
+  GdlTensor* t = (GdlTensor*)r;
+  if (!gdl_cuda_stream_device(t->view.device.device_type)) return r;
+  if (gdl_stream_sync(t->view.device, t->stream, id) != 0) {
+    Py_DECREF(r);
+    return NULL;
+  }
+  t->stream = id;
+  return r;
 }
 
 PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -160,73 +183,62 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
   }
   DLDevice want = {kDLCPU, 0};
   if (device != Py_None && gdl_parse_device(device, &want) != 0) return NULL;
-  intptr_t stream_id = 1; /* what the producer synchronises to: legacy default */
-  PyObject* stream_arg = NULL;
-  if (stream != Py_None) {
-    if (stream_for_producer(obj, stream, &stream_arg, &stream_id) != 0) return NULL;
-  }
+  /* Without a stream the producer is asked for stream=None: its data is then
+   * ready on the legacy default stream (1). */
+  intptr_t stream_id = 1;
+  PyObject* stream_arg = Py_None;
+  int given = stream != Py_None;
+  if (given && stream_for_producer(obj, stream, device == Py_None ? NULL : &want, &stream_arg, &stream_id) != 0)
+    return NULL;
 
-  PyObject* result;
-  if (GdlTensor_Check(obj)) {
-    /* Our own tensor: share its owner, no capsule needed. */
+  if (GdlTensor_Check(obj)) { /* our own tensor: share its owner, no capsule needed */
     GdlTensor* t = (GdlTensor*)obj;
-    if (device != Py_None && !same_device(want, t->view.device) &&
-        !(want.device_type == kDLCPU && want.device_id == 0 && gdl_cpu_accessible(t->view.device.device_type))) {
-      PyErr_SetString(PyExc_BufferError, "godlpack cannot move a tensor between devices");
-      return NULL;
-    }
-    int relabel = device != Py_None && !same_device(want, t->view.device);
-    if (copy == Py_True && !relabel) return gdl_device_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);
-    if (stream_arg != NULL && gdl_stream_sync(t->view.device, t->stream, stream_id) != 0) return NULL;
-    if (relabel && gdl_host_sync(t->view.device, t->stream) != 0) return NULL; /* the CPU reads it next */
-    if (copy == Py_True) return gdl_tensor_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);
-    gdl_owner_incref(t->owner);
-    result = gdl_tensor_new(t->owner, &t->view, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
-    if (result) ((GdlTensor*)result)->stream = stream_arg ? stream_id : t->stream;
-    if (result && relabel) ((GdlTensor*)result)->view.device = want;
-    return result;
+    return on_stream(gdl_tensor_on(t, device == Py_None ? t->view.device : want, copy), given, stream_id);
   }
   int versioned = 1;
   void* managed = NULL;
   PyObject* meth = NULL; /* one type lookup gives the table and the method */
-  if (device == Py_None && copy == Py_None && stream_arg == NULL) {
+  intptr_t ready = stream_id;
+  if (device == Py_None && copy == Py_None && !given) {
     /* The producer's C exchange API (PyTorch), when its type has one. */
-    int r = gdl_exchange_managed_from_object(obj, (DLManagedTensorVersioned**)&managed, &meth);
+    int r = gdl_exchange_managed_from_object(obj, (DLManagedTensorVersioned**)&managed, &meth, &ready);
     if (r < 0) return NULL;
   } else if (gdl_exchange_check_dlpack(obj, &meth) != 0) { /* what torch's __dlpack__ gets wrong */
     return NULL;
   }
   if (managed == NULL) {
+    ready = stream_id;
     managed = managed_from(obj, meth, stream_arg, GDL.max_version, device == Py_None ? NULL : device,
                            copy == Py_None ? NULL : copy, &versioned);
+    if (managed == NULL && device != Py_None && copy != Py_False && !PyCapsule_CheckExact(obj) &&
+        PyErr_ExceptionMatches(PyExc_BufferError)) {
+      /* The producer cannot put its data there (NumPy and a GPU): take it
+       * where it is, and godlpack moves it below. */
+      PyErr_Clear();
+      managed = managed_from(obj, meth, stream_arg, GDL.max_version, NULL, NULL, &versioned);
+    }
     Py_XDECREF(meth);
     if (managed == NULL) return NULL;
   }
-  result = gdl_tensor_from_managed(managed, versioned);
+  PyObject* result = gdl_tensor_from_managed(managed, versioned);
   if (result == NULL) return NULL;
   GdlTensor* t = (GdlTensor*)result;
-  t->stream = stream_id;
-  if (device != Py_None && !same_device(want, t->view.device)) {
-    DLDevice got = t->view.device;
-    if (want.device_type == kDLCPU && want.device_id == 0 && gdl_cpu_accessible(got.device_type)) {
-      if (gdl_host_sync(got, t->stream) != 0) { /* managed memory: the CPU reads it next */
-        Py_DECREF(result);
-        return NULL;
-      }
-      t->view.device = want;
-    } else {
-      Py_DECREF(result); /* may run the producer's deleter: t is gone after this */
-      PyErr_Format(PyExc_BufferError, "producer returned a tensor on device (%d, %d), not the requested (%d, %d)",
-                   (int)got.device_type, (int)got.device_id, (int)want.device_type, (int)want.device_id);
+  t->stream = ready;
+  int copied = (t->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
+  if (device != Py_None || (copy == Py_True && !copied)) {
+    /* Moved or copied by godlpack: the producer could not (legacy, or it
+     * ignored dl_device or copy=True). */
+    DLDevice to = device == Py_None ? t->view.device : want;
+    gdl_place how;
+    if (gdl_placement(t->view.device, to, copy, &how) != 0) {
+      Py_DECREF(result); /* may run the producer's deleter: the error is kept (tensor_dealloc saves it) */
       return NULL;
     }
-  }
-  int copied = (t->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
-  if (copy == Py_True && !copied) {
-    /* The producer could not copy for us (legacy, or it ignored copy=True). */
-    PyObject* c = gdl_device_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);
-    Py_DECREF(result); /* the deleter it may run keeps c's error (tensor_dealloc saves it) */
-    return c;
+    if (how != GDL_PLACE_SHARE || (copy == Py_True && !copied)) {
+      PyObject* moved = gdl_tensor_on(t, to, copied ? Py_None : copy);
+      Py_DECREF(result);
+      return on_stream(moved, given, stream_id);
+    }
   }
   if (copy == Py_False && copied) {
     Py_DECREF(result);

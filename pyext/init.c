@@ -25,8 +25,9 @@ int gdl_layer_init(const char* module_name) {
       intern(&GDL.s_copy, "copy") || intern(&GDL.s_stream, "stream"))
     return -1;
   GDL.kw_max_version = PyTuple_Pack(1, GDL.s_max_version);
+  GDL.kw_max_version_stream = PyTuple_Pack(2, GDL.s_max_version, GDL.s_stream);
   GDL.max_version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-  if (GDL.kw_max_version == NULL || GDL.max_version == NULL) return -1;
+  if (GDL.kw_max_version == NULL || GDL.kw_max_version_stream == NULL || GDL.max_version == NULL) return -1;
   if (gdl_fork_init() < 0 || gdl_dtype_init() < 0 || gdl_device_init(module_name) < 0) return -1;
   /* The type's name says which module made it ("godlpack.Tensor", "vecmath.Tensor"). */
   static char type_name[256];

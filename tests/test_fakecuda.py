@@ -18,15 +18,19 @@ from conftest import child_env
 from fakecuda import driver
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CASES_FILE = os.path.join(HERE, "fakecuda", "cases.py")
+CASE_FILES = {m: os.path.join(HERE, "fakecuda", f"{m}.py") for m in ("cases", "stream_cases")}
 # Extra environment of some cases (read by the stand-in driver).
-ENV = {"case_the_driver_failing_to_start_says_why": {"FAKECUDA_INIT_RESULT": "100"}}
+ENV = {"cases.case_the_driver_failing_to_start_says_why": {"FAKECUDA_INIT_RESULT": "100"}}
 
 
 def _case_names() -> list[str]:
-    with open(CASES_FILE) as f:
-        tree = ast.parse(f.read())
-    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("case_")]
+    """module.case_name for every case function."""
+    out = []
+    for module, path in CASE_FILES.items():
+        with open(path) as f:
+            tree = ast.parse(f.read())
+        out += [f"{module}.{n.name}" for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("case_")]
+    return out
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +40,8 @@ def fakecuda_lib(tmp_path_factory) -> str:
 
 def run_case(lib: str, name: str, extra_env: dict | None = None) -> subprocess.CompletedProcess:
     env = child_env(HERE, GODLPACK_LIBCUDA=lib, **(extra_env or {}))
-    code = f"import sys; sys.path[:0] = [{HERE!r}]\nfrom fakecuda import cases\ncases.{name}()\nprint('ok')\n"
+    module, case = name.split(".")
+    code = f"import sys; sys.path[:0] = [{HERE!r}]\nfrom fakecuda import {module}\n{module}.{case}()\nprint('ok')\n"
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
                           cwd=HERE)
 

@@ -22,6 +22,8 @@ from godlpack import _godlpack
 
 CPU, CUDA, CUDA_HOST, CUDA_MANAGED = 1, 2, 3, 13
 drv = FakeCuda()
+# Streams as another library makes them (the stand-in refuses made-up handles).
+S5, S6, S7, S9 = (drv.stream() for _ in range(4))
 
 
 def gpu(array, device=(CUDA, 0), stream=None, **kw):
@@ -93,7 +95,7 @@ def case_empty_views_copy_zero_bytes_device_to_host_and_device():
         assert same.device == (CUDA, 0) and same.shape == tuple(shape) and same.is_copied
         cap = t.__dlpack__(max_version=(1, 3), copy=True)
         assert device_of(cap) == (CUDA, 0) and read_versioned(cap).dl_tensor.byte_offset == 0
-        assert drv.count("cuMemcpyDtoH_v2") == drv.count("cuMemcpyDtoD_v2") == 0, drv.log()
+        assert drv.count("cuMemcpyDtoHAsync_v2") == drv.count("cuMemcpyDtoDAsync_v2") == 0, drv.log()
         assert drv.violations() == 0, drv.log()
         del host, same, cap, t, p
     drv.unregister(buf)
@@ -126,11 +128,11 @@ def case_strided_views_copy_the_right_values():
 
 def case_dlpack_stream_none_waits_for_the_tensors_stream():
     a = np.arange(6.0)
-    _, t = gpu(a, stream=5)  # data ready on stream 5
+    _, t = gpu(a, stream=S5)  # data ready on stream S5
     drv.reset()
     cap = t.__dlpack__(max_version=(1, 3))  # consumer on the legacy default stream
     rec, wait = drv.calls("cuEventRecord"), drv.calls("cuStreamWaitEvent")
-    assert [c["stream"] for c in rec] == ["5"] and [c["stream"] for c in wait] == ["1"], drv.log()
+    assert [c["stream"] for c in rec] == [str(S5)] and [c["stream"] for c in wait] == ["1"], drv.log()
     assert rec[0]["ev"] == wait[0]["ev"]
     del cap, t
     drv.unregister(a)
@@ -157,13 +159,13 @@ def _capi_managed_from_object():
 def case_c_api_fast_path_synchronises_like_dlpack_stream_none():
     managed_from_object, free = _capi_managed_from_object()
     a = np.arange(6.0)
-    _, t = gpu(a, stream=5)
+    _, t = gpu(a, stream=S5)
     out, versioned = ctypes.c_void_p(), ctypes.c_int()
     drv.reset()
     assert managed_from_object(t, None, DLPackVersion(1, 3), ctypes.byref(out), ctypes.byref(versioned)) == 0
     assert out.value and versioned.value == 1
     rec, wait = drv.calls("cuEventRecord"), drv.calls("cuStreamWaitEvent")
-    assert [c["stream"] for c in rec] == ["5"] and [c["stream"] for c in wait] == ["1"], drv.log()
+    assert [c["stream"] for c in rec] == [str(S5)] and [c["stream"] for c in wait] == ["1"], drv.log()
     free(out)
     # Refusals come out as BufferError through the C API too.
     drv.fail("cuStreamWaitEvent")
@@ -182,17 +184,17 @@ def case_copy_true_on_cuda_is_ordered_before_the_consumers_stream():
     a = np.arange(6.0)
     _, t = gpu(a)
     drv.reset()
-    cap = t.__dlpack__(max_version=(1, 3), copy=True, stream=5)
+    cap = t.__dlpack__(max_version=(1, 3), copy=True, stream=S5)
     assert device_of(cap) == (CUDA, 0) and read_versioned(cap).flags & IS_COPIED
     names = drv.names()
-    after = between(names, "cuMemcpyDtoD_v2", "cuStreamWaitEvent")
+    after = between(names, "cuMemcpyDtoDAsync_v2", "cuStreamWaitEvent")
     assert "cuEventRecord" in after, drv.log()
     rec, wait = drv.calls("cuEventRecord")[-1], drv.calls("cuStreamWaitEvent")[-1]
-    assert rec["stream"] == "1" and wait["stream"] == "5" and rec["ev"] == wait["ev"], drv.log()
+    assert rec["stream"] == "1" and wait["stream"] == str(S5) and rec["ev"] == wait["ev"], drv.log()
     # Copied to a CUDA device from the host: the same ordering.
     drv.reset()
-    up = godlpack.arange(4).__dlpack__(max_version=(1, 3), dl_device=(CUDA, 0), stream=7)
-    assert [c["stream"] for c in drv.calls("cuStreamWaitEvent")] == ["7"], drv.log()
+    up = godlpack.arange(4).__dlpack__(max_version=(1, 3), dl_device=(CUDA, 0), stream=S7)
+    assert [c["stream"] for c in drv.calls("cuStreamWaitEvent")] == [str(S7)], drv.log()
     del cap, up, t
     drv.unregister(a)
     dropped()
@@ -200,7 +202,7 @@ def case_copy_true_on_cuda_is_ordered_before_the_consumers_stream():
 
 def case_managed_memory_is_synchronised_before_the_host_reads_it():
     a = np.arange(6.0)
-    _, t = gpu(a, device=(CUDA_MANAGED, 0), stream=5)
+    _, t = gpu(a, device=(CUDA_MANAGED, 0), stream=S5)
     reads = {
         "tolist": lambda: t.tolist(),
         "memoryview": lambda: memoryview(t).tolist(),
@@ -216,7 +218,7 @@ def case_managed_memory_is_synchronised_before_the_host_reads_it():
     for what, read in reads.items():
         drv.reset()
         assert read() == a.tolist(), what
-        assert [c["stream"] for c in drv.calls("cuStreamSynchronize")][:1] == ["5"], (what, drv.log())
+        assert [c["stream"] for c in drv.calls("cuStreamSynchronize")][:1] == [str(S5)], (what, drv.log())
     del t, reads
     gc.collect()
     # Taken with stream=-1: the caller synchronises, godlpack does not.
@@ -258,9 +260,9 @@ def case_copies_of_host_and_managed_memory_stay_on_their_device():
 
 def case_primary_context_retains_and_releases_balance():
     a = np.arange(6.0)
-    _, t = gpu(a, stream=5)
+    _, t = gpu(a, stream=S5)
     for _ in range(3):
-        t.__dlpack__(max_version=(1, 3), stream=9)
+        t.__dlpack__(max_version=(1, 3), stream=S9)
     assert drv.retained(0) == 0 and drv.depth() == 0, drv.log()
     copies = [godlpack.from_dlpack(t, copy=True) for _ in range(3)]
     assert drv.retained(0) == 3, drv.log()  # each allocation keeps its context alive
@@ -277,7 +279,7 @@ def case_primary_context_retains_and_releases_balance():
 
 def case_device_ids_select_the_device():
     a = np.arange(6.0)
-    _, t = gpu(a, device=(CUDA, 1), stream=5)
+    _, t = gpu(a, device=(CUDA, 1), stream=S5)
     drv.reset()
     c = godlpack.from_dlpack(t, copy=True)
     assert c.device == (CUDA, 1)
@@ -296,9 +298,9 @@ def case_streams_that_need_no_synchronisation_make_no_driver_calls():
         cap = t.__dlpack__(max_version=(1, 3), stream=s)
         assert read_versioned(cap).dl_tensor.data == a.ctypes.data
     _, u = gpu(a, stream=-1)  # taken without synchronising
-    cap = u.__dlpack__(max_version=(1, 3), stream=5)
+    cap = u.__dlpack__(max_version=(1, 3), stream=S5)
     assert capsule_name(cap) == "dltensor_versioned"
-    assert godlpack.from_dlpack(u, stream=7).device == (CUDA, 0)
+    assert godlpack.from_dlpack(u, stream=S7).device == (CUDA, 0)
     assert drv.calls() == [], drv.log()
     del t, u, cap
     drv.unregister(a)
@@ -317,10 +319,10 @@ def case_export_to_another_stream_records_and_waits():
                            "cuDevicePrimaryCtxRelease_v2"], drv.log()
     assert drv.calls("cuEventRecord")[0]["stream"] == "1" and drv.calls("cuStreamWaitEvent")[0]["stream"] == "2"
     # A tensor taken on stream 5 hands it to the next consumer.
-    u = godlpack.from_dlpack(t, stream=5)
+    u = godlpack.from_dlpack(t, stream=S5)
     drv.reset()
-    u.__dlpack__(max_version=(1, 3), stream=6)
-    assert drv.calls("cuEventRecord")[0]["stream"] == "5" and drv.calls("cuStreamWaitEvent")[0]["stream"] == "6"
+    u.__dlpack__(max_version=(1, 3), stream=S6)
+    assert drv.calls("cuEventRecord")[0]["stream"] == str(S5) and drv.calls("cuStreamWaitEvent")[0]["stream"] == str(S6)
     del t, u, cap
     drv.unregister(a)
     dropped()
@@ -330,8 +332,8 @@ def case_driver_failures_are_buffer_errors_and_leak_nothing():
     a = np.arange(6.0)
     _, t = gpu(a)
     failures = [
-        ("cuMemcpyDtoH_v2", lambda: t.__dlpack__(max_version=(1, 3), dl_device=(CPU, 0))),
-        ("cuMemcpyDtoD_v2", lambda: godlpack.from_dlpack(t, copy=True)),
+        ("cuMemcpyDtoHAsync_v2", lambda: t.__dlpack__(max_version=(1, 3), dl_device=(CPU, 0))),
+        ("cuMemcpyDtoDAsync_v2", lambda: godlpack.from_dlpack(t, copy=True)),
         ("cuMemAlloc_v2", lambda: t.__dlpack__(max_version=(1, 3), copy=True)),
         ("cuMemcpyHtoD_v2", lambda: godlpack.arange(3).__dlpack__(max_version=(1, 3), dl_device=(CUDA, 0))),
         ("cuStreamWaitEvent", lambda: t.__dlpack__(max_version=(1, 3), stream=2)),
@@ -353,7 +355,7 @@ def case_driver_failures_are_buffer_errors_and_leak_nothing():
         assert _godlpack._live() == (1, 0), (name, _godlpack._live())
         assert drv.depth() == 0 and drv.retained(0) == 0 and drv.live_events() == 0, (name, drv.log())
         assert drv.live_allocs() == 0, (name, drv.log())
-    _, m = gpu(a, device=(CUDA_MANAGED, 0), stream=5)
+    _, m = gpu(a, device=(CUDA_MANAGED, 0), stream=S5)
     drv.fail("cuStreamSynchronize")
     try:
         m.tolist()

@@ -60,6 +60,12 @@ class FakeCuda:
         lib.fakecuda_live_allocs.restype = ctypes.c_long
         lib.fakecuda_register.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         lib.fakecuda_unregister.argtypes = [ctypes.c_void_p]
+        lib.fakecuda_stream.restype = ctypes.c_ssize_t
+        lib.fakecuda_stream.argtypes = [ctypes.c_int]
+        for f in (lib.fakecuda_write_on, lib.fakecuda_read_on):
+            f.argtypes = [ctypes.c_ssize_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+        lib.fakecuda_wait_stream.argtypes = [ctypes.c_ssize_t, ctypes.c_ssize_t]
+        lib.fakecuda_pending.restype = ctypes.c_long
         self.lib = lib
 
     def log(self) -> str:
@@ -104,6 +110,36 @@ class FakeCuda:
 
     def unregister(self, array) -> None:
         self.lib.fakecuda_unregister(array.ctypes.data)
+
+    def stream(self, non_blocking: bool = False) -> int:
+        """A new stream's handle (as another library would make it)."""
+        return self.lib.fakecuda_stream(int(non_blocking))
+
+    def write_on(self, stream: int, dst: int, data: bytes) -> None:
+        """Queues a kernel on stream that writes data at device address dst:
+        it lands when the stream runs that far."""
+        buf = ctypes.create_string_buffer(data, len(data))
+        assert self.lib.fakecuda_write_on(stream, dst, buf, len(data)) == 0, self.log()
+
+    def read_on(self, stream: int, src: int, n: int) -> bytes:
+        """What a kernel on stream reads at device address src (n bytes):
+        the stream runs up to it and no further."""
+        buf = ctypes.create_string_buffer(n)
+        assert self.lib.fakecuda_read_on(stream, buf, src, n) == 0, self.log()
+        return buf.raw
+
+    def wait_stream(self, waiter: int, waitee: int) -> None:
+        """Orders waiter's later work after waitee's queued work (an event
+        record on waitee and a wait on waiter, as another library does)."""
+        assert self.lib.fakecuda_wait_stream(waiter, waitee) == 0, self.log()
+
+    def pending(self) -> int:
+        """Queued device work not yet done."""
+        return self.lib.fakecuda_pending()
+
+    def drain(self) -> None:
+        """Runs all queued device work."""
+        self.lib.fakecuda_drain()
 
     def balanced(self) -> None:
         """Asserts that nothing is left over: no violations, no context left
