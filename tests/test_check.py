@@ -191,6 +191,15 @@ def test_a_peer_that_hangs_is_a_timeout_fail_row(tmp_path, monkeypatch):
     assert [r for r in results if r.status == "FAIL" and r.check != NEG] == []
 
 
+def test_a_peer_that_crashes_the_interpreter_at_exit_adds_a_fail_row(tmp_path, monkeypatch):
+    at_exit = "\nimport atexit\natexit.register(os.abort)\nfrom_dlpack = np.from_dlpack\n"
+    name = fake_peer(tmp_path, monkeypatch, "fake_exit_peer", at_exit)
+    results = check.check(name)
+    assert [r.check for r in results[:-1]] == [t for t, _ in check.CHECKS]
+    last = results[-1]
+    assert (last.check, last.status) == ("child process", "FAIL") and "SIGABRT after the checks" in last.reason
+
+
 CONSUMER_ROWS = [t for t, _ in check.CHECKS if t.startswith("consumer:")]
 
 
