@@ -129,6 +129,146 @@ def test_counting_probe_counts_exactly_once():
     assert probe.calls() == [1]
 
 
+# --- a checker that survives its subject (issue 20, item 5) -------------------
+
+NEG = "consumer: negative strides"
+FAKE_HEAD = """import os, time
+import numpy as np
+from numpy import bool, int8, int16, int32, int64, uint8, float32, float64
+
+def asarray(values, dtype=None):
+    return np.asarray(values, dtype=dtype)
+
+def negative(x):
+    return any(s < 0 for s in (getattr(x, "spec", None) or {}).get("strides") or ())
+"""
+
+
+def fake_peer(tmp_path, monkeypatch, name: str, from_dlpack: str) -> str:
+    """A module `name` in tmp_path with asarray and the given from_dlpack, on
+    sys.path here (and so in the checker's child processes)."""
+    (tmp_path / f"{name}.py").write_text(FAKE_HEAD + from_dlpack)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
+ABORTS = """
+def from_dlpack(x, **kw):
+    if negative(x):
+        os.abort()  # as PyTorch 2.11 does (c10::Error thrown through a noexcept frame)
+    return np.from_dlpack(x, **kw)
+"""
+
+
+def test_a_peer_that_aborts_is_a_fail_row_and_the_checker_survives(tmp_path, monkeypatch):
+    # Was: os.abort() in the peer killed the checker (and this test run) with it.
+    name = fake_peer(tmp_path, monkeypatch, "fake_abort_peer", ABORTS)
+    results = check.check(name)
+    assert [r.check for r in results] == [t for t, _ in check.CHECKS]  # every other row is still there
+    rows = {r.check: r for r in results}
+    assert rows[NEG].status == "FAIL" and "SIGABRT" in rows[NEG].reason, rows[NEG]
+    assert [r for r in results if r.status == "FAIL" and r.check != NEG] == []
+
+
+def test_cli_survives_an_aborting_peer_and_exits_1(tmp_path, monkeypatch):
+    name = fake_peer(tmp_path, monkeypatch, "fake_abort_peer", ABORTS)
+    r = subprocess.run([sys.executable, "-m", "godlpack", "check", name, "godlpack"], capture_output=True,
+                       text=True, timeout=300, env=child_env(str(tmp_path)))
+    assert r.returncode == 1, (r.returncode, r.stderr[-500:])
+    line = next(ln for ln in r.stdout.splitlines() if NEG in ln and name in ln)
+    assert "FAIL" in line and "SIGABRT" in line
+    assert "FAIL 1," in r.stdout  # the aborting row only; godlpack's rows ran after it, all PASS
+    assert sum(ln.startswith("godlpack ") and " PASS " in ln for ln in r.stdout.splitlines()) == len(check.CHECKS)
+
+
+def test_a_peer_that_hangs_is_a_timeout_fail_row(tmp_path, monkeypatch):
+    hangs = "\ndef from_dlpack(x, **kw):\n    if negative(x):\n        time.sleep(3600)\n    return np.from_dlpack(x, **kw)\n"
+    name = fake_peer(tmp_path, monkeypatch, "fake_hang_peer", hangs)
+    results = check.check(name, timeout=5)
+    rows = {r.check: r for r in results}
+    assert len(results) == len(check.CHECKS)
+    assert rows[NEG].status == "FAIL" and "timed out after 5 s" in rows[NEG].reason, rows[NEG]
+    assert [r for r in results if r.status == "FAIL" and r.check != NEG] == []
+
+
+def test_a_peer_that_crashes_the_interpreter_at_exit_adds_a_fail_row(tmp_path, monkeypatch):
+    at_exit = "\nimport atexit\natexit.register(os.abort)\nfrom_dlpack = np.from_dlpack\n"
+    name = fake_peer(tmp_path, monkeypatch, "fake_exit_peer", at_exit)
+    results = check.check(name)
+    assert [r.check for r in results[:-1]] == [t for t, _ in check.CHECKS]
+    last = results[-1]
+    assert (last.check, last.status) == ("child process", "FAIL") and "SIGABRT after the checks" in last.reason
+
+
+CONSUMER_ROWS = [t for t, _ in check.CHECKS if t.startswith("consumer:")]
+
+
+def test_a_consumer_that_refuses_cpu_memory_by_design_is_not_applicable(tmp_path, monkeypatch):
+    # Like cupy.from_dlpack: TypeError("CPU arrays cannot be directly imported ...") before taking a capsule.
+    gpu_only = """
+def from_dlpack(x, **kw):
+    if int(x.__dlpack_device__()[0]) == 1:
+        raise TypeError("CPU arrays cannot be directly imported to fake_gpu_peer")
+    return np.from_dlpack(x, **kw)
+"""
+    name = fake_peer(tmp_path, monkeypatch, "fake_gpu_peer", gpu_only)
+    rows = {r.check: r for r in check.check(name)}
+    for t in CONSUMER_ROWS:
+        assert rows[t].status == "N/A" and "CPU arrays cannot be directly imported" in rows[t].reason, rows[t]
+    # Not a blanket pass: its round trip hands it CPU arrays and really fails.
+    assert rows["round trip: every dtype through godlpack, zero-copy"].status == "FAIL"
+
+
+def test_a_peer_that_declares_device_memory_only_gets_consumer_rows_not_applicable(tmp_path, monkeypatch):
+    declared = """
+from godlpack.conformance import Peer
+
+def from_dlpack(x, **kw):
+    return np.from_dlpack(x, **kw)
+
+class DeviceOnlyPeer(Peer):
+    name = "fake_cuda_peer"
+    consumer_devices = (2,)  # kDLCUDA
+"""
+    name = fake_peer(tmp_path, monkeypatch, "fake_cuda_peer", declared)
+    mod = importlib.import_module(name)
+    monkeypatch.setitem(check.PEERS, name, mod.DeviceOnlyPeer)
+    rows = {r.check: r for r in check.check(name)}
+    for t in CONSUMER_ROWS:
+        assert rows[t].status == "N/A" and "CUDA" in rows[t].reason, rows[t]
+    assert [r for r in rows.values() if r.status == "FAIL"] == []
+
+
+def test_a_producer_whose_reversed_view_has_wrong_strides_fails():
+    # CuPy 14.2 exports a[::-1] (float64) with strides [2305843009213693951]: -8 bytes divided as unsigned.
+    fn = dict(check.CHECKS)["producer: negative strides of a reversed view (a[::-1])"]
+
+    class Arr:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kw):
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+        def __getitem__(self, key):
+            return check.Probe(strides=(2305843009213693951,), values=(3.0, 2.0, 1.0, 0.0))
+
+    class Fake:
+        float64 = "float64"
+
+        @staticmethod
+        def asarray(values, dtype=None):
+            import numpy as np
+
+            return Arr(np.asarray(values, dtype=dtype))
+
+    with pytest.raises(check.Fail, match=r"strides \(2305843009213693951,\).*\(-1,\)"):
+        fn(check.Peer(Fake))
+
+
 def update() -> None:
     """Record the installed peers' findings (run after checking them by hand)."""
     out = load_findings() if os.path.exists(FINDINGS) else {}

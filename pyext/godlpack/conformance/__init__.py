@@ -5,13 +5,15 @@ For each library it runs producer checks (the library's arrays exporting
 capsules), consumer checks (the library's ``from_dlpack`` importing counting
 probes, whose deleters count their calls) and, where the library offers a DLPack
 C exchange table, checks of that table both ways. It reports one row per check:
-PASS, FAIL or N/A with the reason.
+PASS, FAIL or N/A with the reason. Each library is checked in a child process:
+a crash or a hang there is a FAIL row, not the end of the checker.
 
 - ``probe``: the counting producer (C side: the ``godlpack._probe`` extension);
 - ``peers``: one adapter per library (any module with ``from_dlpack`` and
   ``asarray`` gets the generic one; add a :class:`Peer` subclass to ``PEERS``
   for more control);
-- ``checks``: the checks and the runner; ``cli``: the command line.
+- ``checks``: the checks and the runner; ``isolate``: running them in child
+  processes; ``cli``: the command line.
 """
 from __future__ import annotations
 

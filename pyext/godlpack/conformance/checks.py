@@ -3,17 +3,14 @@ from __future__ import annotations
 
 import gc
 import importlib
-import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import godlpack
 from godlpack import _probe
 
-from .peers import PEERS, Peer, Skip, peer_for
-from .probe import IS_COPIED, READ_ONLY, Probe, capsule_name
+from .peers import PEERS, Peer, Skip
+from .probe import IS_COPIED, READ_ONLY, Probe, capsule_name, layout
 
 __all__ = ["CHECKS", "Result", "Skip", "Fail", "run_checks", "check"]
 
@@ -29,11 +26,14 @@ class Result:
 # --- the checks ----------------------------------------------------------------
 
 CHECKS: list[tuple[str, Callable[[Peer], str]]] = []
+CPU_PROBES: set[str] = set()  # checks that hand the library CPU probes to import
 
 
-def check_fn(name: str) -> Callable[[Callable[[Peer], str]], Callable[[Peer], str]]:
+def check_fn(name: str, cpu_probes: bool = False) -> Callable[[Callable[[Peer], str]], Callable[[Peer], str]]:
     def wrap(f: Callable[[Peer], str]) -> Callable[[Peer], str]:
         CHECKS.append((name, f))
+        if cpu_probes:
+            CPU_PROBES.add(name)
         return f
     return wrap
 
@@ -118,6 +118,22 @@ def _strides(p: Peer) -> str:
     return f"version {ver[0]}.{ver[1]}, strides set"
 
 
+@check_fn("producer: negative strides of a reversed view (a[::-1])")
+def _neg_producer(p: Peer) -> str:
+    x = p.array([0.0, 1.0, 2.0, 3.0])
+    r = p.reversed(x)
+    base, got = layout(x.__dlpack__()), layout(r.__dlpack__())
+    want = base["start"] + 3 * base["itemsize"]  # x's last element
+    if got["strides"] in (None, (1,)) and got["start"] != want:
+        raise Skip(f"x[::-1] is a compact copy (strides {got['strides']}), not a view")
+    expect(got["shape"] == (4,), f"shape {got['shape']}, want (4,)")
+    expect(got["strides"] == (-1,), f"strides {got['strides']}, want (-1,) (in elements)")
+    off = got["start"] - base["start"]
+    expect(off == 3 * base["itemsize"], f"data + byte_offset at {off:+d} bytes from x's data, want "
+           f"{3 * base['itemsize']:+d} (the last element)")
+    return "strides (-1,), data + byte_offset at the last element"
+
+
 @check_fn("producer: read-only arrays carry READ_ONLY; legacy export refused")
 def _ro_producer(p: Peer) -> str:
     if not p.has_readonly:
@@ -193,24 +209,14 @@ def _stream(p: Peer) -> str:
 
 @check_fn("producer: deleter safe on a thread without the GIL")
 def _nogil(p: Peer) -> str:
-    # Run in a child process: a deleter that needs the GIL without taking it
-    # crashes or hangs, and that must not take the checker down.
-    code = f"import godlpack.conformance.checks as c; c._nogil_child({p.name!r}, {p.mod.__name__!r})"
-    # The child finds the same godlpack and peers as this process, wherever they came from.
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(d for d in sys.path if d))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
-    expect(r.returncode == 0, f"child exited with {r.returncode}: {(r.stderr or r.stdout).strip()[-200:]}")
-    return r.stdout.strip() or "deleter ran on a native thread without the GIL"
-
-
-def _nogil_child(peer: str, module: str) -> None:
-    p = PEERS.get(peer, Peer)(importlib.import_module(module))
+    # A deleter that needs the GIL without taking it crashes or hangs: check()
+    # runs the checks in a child process, which reports either as a FAIL row.
     x = p.array([1.0, 2.0, 3.0])
     cap = x.__dlpack__()
     tok = _probe.intercept(cap)
     _probe.free_nogil(cap)
-    assert tok.calls == 1, "deleter not called"
-    print("deleter ran once on a native thread without the GIL")
+    expect(tok.calls == 1, f"deleter ran {tok.calls} times, want 1")
+    return "deleter ran once on a native thread without the GIL"
 
 
 def _consume(p: Peer, probe: Probe) -> tuple[Any, list[int]]:
@@ -226,7 +232,7 @@ def _once_after(probe: Probe) -> None:
     expect(calls and all(c == 1 for c in calls), f"deleter calls per capsule {calls}, want exactly 1 each")
 
 
-@check_fn("consumer: renames the capsule and calls the deleter exactly once")
+@check_fn("consumer: renames the capsule and calls the deleter exactly once", cpu_probes=True)
 def _consumer_once(p: Peer) -> str:
     probe = Probe()
     y = p.from_dlpack(probe)
@@ -249,7 +255,7 @@ def _attempt(p: Peer, probe: Probe) -> tuple[Any, BaseException | None]:
         return None, e
 
 
-@check_fn("consumer: refuses a future major version and still calls the deleter")
+@check_fn("consumer: refuses a future major version and still calls the deleter", cpu_probes=True)
 def _future(p: Peer) -> str:
     probe = Probe(version=(2, 0))
     y, err = _attempt(p, probe)
@@ -263,7 +269,7 @@ def _future(p: Peer) -> str:
     return "BufferError, deleter once"
 
 
-@check_fn("consumer: honours READ_ONLY")
+@check_fn("consumer: honours READ_ONLY", cpu_probes=True)
 def _ro_consumer(p: Peer) -> str:
     probe = Probe(flags=READ_ONLY)
     y = p.from_dlpack(probe)
@@ -278,7 +284,7 @@ def _ro_consumer(p: Peer) -> str:
     return "imported read-only" if ro else "no read-only state to check"
 
 
-@check_fn("consumer: accepts legacy producers (no max_version)")
+@check_fn("consumer: accepts legacy producers (no max_version)", cpu_probes=True)
 def _legacy(p: Peer) -> str:
     probe = Probe(legacy_only=True)
     y = p.from_dlpack(probe)
@@ -305,35 +311,35 @@ def _short(e: BaseException) -> str:
     return (text[0] if text else "")[:150]
 
 
-@check_fn("consumer: byte_offset honoured")
+@check_fn("consumer: byte_offset honoured", cpu_probes=True)
 def _byte_offset(p: Peer) -> str:
     return _values_check(p, Probe(values=(0, 1, 2, 3, 4, 5, 6, 7), byte_offset=16), [2.0, 3.0, 4.0, 5.0],
                          "byte_offset=16")
 
 
-@check_fn("consumer: size-0 tensor with NULL data")
+@check_fn("consumer: size-0 tensor with NULL data", cpu_probes=True)
 def _size0(p: Peer) -> str:
     return _values_check(p, Probe(shape=(0,), strides=(1,), values=None), [], "shape (0,), data NULL")
 
 
-@check_fn("consumer: 0-d tensor")
+@check_fn("consumer: 0-d tensor", cpu_probes=True)
 def _zero_d(p: Peer) -> str:
     return _values_check(p, Probe(shape=(), strides=(), values=(7.5,)), 7.5, "shape ()")
 
 
-@check_fn("consumer: size-1 dims with odd strides")
+@check_fn("consumer: size-1 dims with odd strides", cpu_probes=True)
 def _odd_strides(p: Peer) -> str:
     return _values_check(p, Probe(shape=(3, 1), strides=(1, 12345), values=(1, 2, 3)), [[1.0], [2.0], [3.0]],
                          "shape (3, 1) strides (1, 12345)")
 
 
-@check_fn("consumer: negative strides")
+@check_fn("consumer: negative strides", cpu_probes=True)
 def _neg_strides(p: Peer) -> str:
     return _values_check(p, Probe(shape=(4,), strides=(-1,), byte_offset=24, values=(0, 1, 2, 3)),
                          [3.0, 2.0, 1.0, 0.0], "strides (-1,)")
 
 
-@check_fn("consumer: unknown dtype refused, deleter once")
+@check_fn("consumer: unknown dtype refused, deleter once", cpu_probes=True)
 def _bad_dtype(p: Peer) -> str:
     probe = Probe(dtype=(99, 64, 1))
     y, err = _attempt(p, probe)
@@ -392,7 +398,7 @@ def _table_export(p: Peer) -> str:
     return f"version {ver[0]}.{ver[1]}, shape (2, 2), strides set, deleter once"
 
 
-@check_fn("exchange table: import steals the tensor, deleter once")
+@check_fn("exchange table: import steals the tensor, deleter once", cpu_probes=True)
 def _table_import(p: Peer) -> str:
     api = _table(p)
     probe = Probe()
@@ -407,7 +413,7 @@ def _table_import(p: Peer) -> str:
     return f"correct values; deleter {during} while alive, 1 after"
 
 
-@check_fn("exchange table: import refuses a future major, deleter once")
+@check_fn("exchange table: import refuses a future major, deleter once", cpu_probes=True)
 def _table_future(p: Peer) -> str:
     api = _table(p)
     probe = Probe(version=(2, 0))
@@ -427,8 +433,9 @@ def _table_future(p: Peer) -> str:
 # --- running -------------------------------------------------------------------------
 
 
-def load(name: str) -> Peer | Result:
-    """The adapter for an importable library, or the Result that says why not."""
+def load(name: str, cls: type[Peer] | None = None) -> Peer | Result:
+    """The adapter (cls, or the registered one) for an importable library, or
+    the Result that says why not."""
     try:
         module = importlib.import_module(name)
     except ImportError as e:
@@ -438,39 +445,82 @@ def load(name: str) -> Peer | Result:
             module.cuda.runtime.getDeviceCount()
         except Exception as e:  # noqa: BLE001
             return Result(name, "import", "N/A", f"no usable GPU ({e})")
-    if name not in PEERS and not (hasattr(module, "from_dlpack") and hasattr(module, "asarray")):
+    cls = cls or PEERS.get(name, Peer)
+    if cls is Peer and not (hasattr(module, "from_dlpack") and hasattr(module, "asarray")):
         return Result(name, "import", "FAIL", "module has no from_dlpack/asarray to check")
-    return peer_for(name, module)
+    return cls(module)
+
+
+DEVICE_NAMES = {1: "CPU", 2: "CUDA", 3: "CUDAHost", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 10: "ROCm",
+                11: "ROCMHost", 13: "CUDAManaged", 14: "OneAPI"}
+
+
+def _cpu_refusal(p: Peer) -> str | None:
+    """Why the CPU probes do not apply to this consumer, or None: its Peer
+    declares device memory only, or its from_dlpack refuses a plain CPU probe,
+    naming the CPU, before taking any capsule (as cupy.from_dlpack does). A
+    refusal after taking a capsule is judged by the checks, never excused."""
+    if p.consumer_devices is not None:
+        if 1 in p.consumer_devices:
+            return None
+        kinds = ", ".join(DEVICE_NAMES.get(d, str(d)) for d in p.consumer_devices)
+        return f"{p.name}'s from_dlpack takes {kinds} memory only (its Peer says so); the probes are CPU memory"
+    if "_cpu_refused" not in vars(p):
+        probe = Probe()
+        y, err = _attempt(p, probe)
+        del y
+        probe.release()
+        refused = err is not None and not probe.tokens and "cpu" in str(err).lower()
+        p._cpu_refused = (f"refuses CPU memory before taking a capsule ({type(err).__name__}: {_short(err)}); "
+                          "the probes are CPU memory") if refused else None  # type: ignore[attr-defined]
+    return p._cpu_refused  # type: ignore[attr-defined]
+
+
+def run_one(name: str, title: str, fn: Callable[[Peer], str], peer: Peer) -> Result:
+    """One check, in this process."""
+    try:
+        if title in CPU_PROBES:
+            why = _cpu_refusal(peer)
+            if why:
+                raise Skip(why)
+        return Result(name, title, "PASS", fn(peer))
+    except Skip as e:
+        return Result(name, title, "N/A", str(e))
+    except Fail as e:
+        return Result(name, title, "FAIL", str(e))
+    except Exception as e:  # noqa: BLE001 - an unexpected error is a finding too
+        return Result(name, title, "FAIL", f"{type(e).__name__}: {_short(e)}")
 
 
 def run_checks(name: str, peer: Peer | None = None) -> list[Result]:
-    """All checks against one library; a library that isn't installed gives N/A."""
+    """All checks against one library in this process (a library that crashes
+    takes this process with it: check() runs them in a child); a library that
+    isn't installed gives N/A."""
     if peer is None:
         loaded = load(name)
         if isinstance(loaded, Result):
             return [loaded]
         peer = loaded
-    out = []
-    for title, fn in CHECKS:
-        try:
-            out.append(Result(name, title, "PASS", fn(peer)))
-        except Skip as e:
-            out.append(Result(name, title, "N/A", str(e)))
-        except Fail as e:
-            out.append(Result(name, title, "FAIL", str(e)))
-        except Exception as e:  # noqa: BLE001 - an unexpected error is a finding too
-            out.append(Result(name, title, "FAIL", f"{type(e).__name__}: {_short(e)}"))
-    return out
+    return [run_one(name, title, fn, peer) for title, fn in CHECKS]
 
 
-def check(*modules: str) -> list[Result]:
-    """Check each named library; returns one Result per check."""
+TIMEOUT = 120.0  # seconds per check (and for the import) in a child process
+
+
+def check(*modules: str, timeout: float = TIMEOUT, isolate: bool = True) -> list[Result]:
+    """Check each named library; returns one Result per check. Each library is
+    checked in a child process (isolate=False: in this one), so a crash or a
+    hang is a FAIL row (signal, or "timed out after N s") and not the end of the caller."""
+    from .isolate import run_isolated
+
     for m in modules:
         if not isinstance(m, str):
             raise TypeError(f"check() takes module names (str), got {type(m).__name__}")
         if not m or m.startswith("."):
             raise ValueError(f"check() takes absolute module names, got {m!r}")
+    if not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     results: list[Result] = []
     for m in modules:
-        results.extend(run_checks(m))
+        results.extend(run_isolated(m, timeout) if isolate else run_checks(m))
     return results

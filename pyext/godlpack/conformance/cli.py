@@ -8,7 +8,7 @@ import sys
 from dataclasses import asdict
 from typing import Iterable
 
-from .checks import Result, check
+from .checks import TIMEOUT, Result, check
 from .peers import PEERS
 
 
@@ -27,11 +27,14 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m godlpack check",
         description="Check DLPack conformance of array libraries: producer, consumer and C exchange table "
-        "checks, one row each (PASS, FAIL or N/A with the reason). Exits 1 if any check fails.",
+        "checks, one row each (PASS, FAIL or N/A with the reason), each library in a child process (a crash "
+        "or a hang is a FAIL row). Exits 1 if any check fails.",
         epilog=f"Libraries with their own adapter: {', '.join(PEERS)}; any other module with from_dlpack "
         "and asarray is checked through the generic one.")
     p.add_argument("modules", nargs="+", metavar="MODULE", help="importable module name, e.g. numpy")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--timeout", type=float, default=TIMEOUT, metavar="SECONDS",
+                   help=f"seconds a check may take before it is a FAIL (default {TIMEOUT:g})")
     return p
 
 
@@ -50,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"godlpack check: no module named {', '.join(map(repr, missing))} (not installed, or a typo?)",
               file=sys.stderr)
         return 2
-    results = check(*args.modules)
+    if not args.timeout > 0:
+        print("godlpack check: --timeout must be a positive number of seconds", file=sys.stderr)
+        return 2
+    results = check(*args.modules, timeout=args.timeout)
     if args.json:
         print(json.dumps([asdict(r) for r in results], indent=2))
     else:

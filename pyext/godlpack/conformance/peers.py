@@ -17,6 +17,10 @@ class Peer:
     name = "generic"
     dtypes: tuple[str, ...] = ("bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64")
     has_readonly = False
+    # Device types (kDLCPU 1, kDLCUDA 2, ...) its from_dlpack imports; None: not
+    # declared (the checks try CPU memory). The consumer probes are CPU memory,
+    # so a consumer that takes device memory only gets N/A consumer rows.
+    consumer_devices: tuple[int, ...] | None = None
 
     def __init__(self, module: Any) -> None:
         self.mod = module
@@ -34,6 +38,13 @@ class Peer:
 
     def readonly(self, x: Any) -> Any:
         raise Skip("no read-only arrays")
+
+    def reversed(self, x: Any) -> Any:
+        """A view of 1-d x with the elements in reverse order (negative strides)."""
+        try:
+            return x[::-1]
+        except Exception as e:  # noqa: BLE001 - no such views
+            raise Skip(f"no negative-stride views: x[::-1] raised {type(e).__name__}: {e}") from e
 
     def is_readonly(self, x: Any) -> bool | None:
         return None
@@ -83,6 +94,9 @@ class TorchPeer(Peer):
     def is_readonly(self, x):
         return False  # torch tensors have no read-only state
 
+    def reversed(self, x):
+        raise Skip("PyTorch has no negative-stride views (x[::-1] is refused, x.flip(0) copies)")
+
 
 class JaxPeer(Peer):
     name = "jax"
@@ -113,9 +127,13 @@ class JaxPeer(Peer):
     def is_readonly(self, x):
         return True  # jax arrays are immutable
 
+    def reversed(self, x):
+        raise Skip("JAX arrays have no views (x[::-1] is a compact copy)")
+
 
 class CupyPeer(Peer):
     name = "cupy"
+    consumer_devices = (2,)  # cupy.from_dlpack: "CPU arrays cannot be directly imported to CuPy"
 
     def to_list(self, x):
         return x.get().tolist()
@@ -145,6 +163,11 @@ class TvmFfiPeer(Peer):
 
         return np.from_dlpack(x).tolist()
 
+    def reversed(self, x):
+        import numpy as np
+
+        return self.mod.from_dlpack(np.from_dlpack(x)[::-1])  # its Tensor has no slicing; it holds any strides
+
     def exchange_api(self):
         wrapper = getattr(self.mod.core, "DLTensorTestWrapper", None)
         return getattr(wrapper, "__dlpack_c_exchange_api__", None)
@@ -173,6 +196,11 @@ class GodlpackPeer(Peer):
 
     def to_list(self, x):
         return x.tolist()
+
+    def reversed(self, x):
+        import numpy as np
+
+        return godlpack.from_dlpack(np.from_dlpack(x)[::-1])  # godlpack.Tensor has no slicing
 
     def readonly(self, x):
         import numpy as np

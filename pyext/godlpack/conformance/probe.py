@@ -23,8 +23,30 @@ _set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _NAMES: dict[str, bytes] = {}  # capsules keep the name pointer: keep the bytes alive
 
 
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
 def capsule_name(cap: Any) -> str:
     return (_get_name(cap) or b"").decode()
+
+
+def layout(cap: Any) -> dict[str, Any]:
+    """Start address (data + byte_offset), shape, strides (None if NULL) and
+    element size of an unused capsule's tensor, read with ctypes (x86-64/arm64
+    DLTensor: data @0, ndim @16, dtype @20, shape @24, strides @32, byte_offset @40)."""
+    name = capsule_name(cap)
+    if name not in ("dltensor", "dltensor_versioned"):
+        raise ValueError(f"not an unused DLPack capsule: {name!r}")
+    t = _get_pointer(cap, name.encode()) + (32 if name == "dltensor_versioned" else 0)
+    ndim = ctypes.c_int32.from_address(t + 16).value
+    shape_p, strides_p = (ctypes.c_void_p.from_address(t + o).value for o in (24, 32))
+    arr = ctypes.c_int64 * ndim
+    return dict(start=(ctypes.c_void_p.from_address(t).value or 0) + ctypes.c_uint64.from_address(t + 40).value,
+                shape=tuple(arr.from_address(shape_p)) if shape_p else None,
+                strides=tuple(arr.from_address(strides_p)) if strides_p else None,
+                itemsize=ctypes.c_uint8.from_address(t + 21).value * ctypes.c_uint16.from_address(t + 22).value // 8)
 
 
 def rename(cap: Any, name: str) -> None:
