@@ -64,14 +64,15 @@ func bitsMask(bits uint8) uint16 {
 	return 0
 }
 
-// String gives the NumPy-style name ("float32", "bfloat16", ...); vectors get
-// an "xN" suffix and unknown types a descriptive form.
+// String gives the NumPy-style name ("float32", "bfloat16", ...); vectors
+// (lanes > 1) get LanesSeparator and the lane count ("float32x4",
+// "float4_e2m1fnx2") and unknown types a descriptive form.
 func (d DType) String() string {
 	s := d.scalar()
 	for _, n := range namedTypes {
 		if n.dt == s {
 			if d.Lanes != 1 {
-				return n.name + "x" + strconv.Itoa(int(d.Lanes))
+				return n.name + LanesSeparator + strconv.Itoa(int(d.Lanes))
 			}
 			return n.name
 		}
@@ -98,8 +99,8 @@ func ParseDType(name string) (DType, error) {
 	if dt, ok := lookupDType(name); ok {
 		return dt, nil
 	}
-	if i := strings.LastIndexByte(name, 'x'); i > 0 {
-		if n, err := strconv.ParseUint(name[i+1:], 10, 16); err == nil && n > 0 {
+	if i := strings.LastIndex(name, LanesSeparator); i > 0 {
+		if n, err := strconv.ParseUint(name[i+len(LanesSeparator):], 10, 16); err == nil && n > 0 {
 			if dt, ok := lookupDType(name[:i]); ok {
 				dt.Lanes = uint16(n)
 				return dt, nil

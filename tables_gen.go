@@ -139,6 +139,9 @@ const ABIVersion = 1
 // PackageVersion is godlpack's release.
 const PackageVersion = "0.1.0"
 
+// LanesSeparator joins a dtype's name and its lane count in a vector dtype's name (float32x4).
+const LanesSeparator = "x"
+
 // Kinds of refusal. Every validation error wraps exactly one of these, so
 // callers can test with errors.Is and read the detail with errors.As.
 var (
@@ -149,7 +152,7 @@ var (
 	ErrStrides    = errors.New("invalid strides")
 	ErrOverflow   = errors.New("size overflows int64")
 	ErrDType      = errors.New("unsupported dtype")
-	ErrLanes      = errors.New("vector dtype (lanes != 1) not supported")
+	ErrLanes      = errors.New("invalid lanes")
 	ErrDevice     = errors.New("unsupported device")
 	ErrNilData    = errors.New("NULL data with non-zero size")
 	ErrFlags      = errors.New("invalid flags")

@@ -32,7 +32,7 @@ func TestCheckAgreesWithValidateAndDoesNotAllocate(t *testing.T) {
 
 	// A refusal from both, with the same kind.
 	saved := m.DLTensor.DType
-	m.DLTensor.DType.Lanes = 4
+	m.DLTensor.DType.Lanes = 0
 	_, verr := consumer.ValidateVersioned(m)
 	cerr := consumer.CheckVersioned(m)
 	m.DLTensor.DType = saved

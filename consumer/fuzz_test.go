@@ -145,6 +145,16 @@ var (
 // model applies the DLPack validation rules to the raw fields with
 // arbitrary-precision arithmetic. dataAddr is 0 for NULL.
 func model(c *fuzzCase, dl *godlpack.DLTensor, versioned bool, ver godlpack.DLPackVersion, flags uint64, dataAddr uint64) expectation {
+	e := modelTensor(c, dl, versioned, ver, flags, dataAddr)
+	// A tensor valid as such is still refused when the padded flag is set on
+	// a vector of sub-byte lanes: a byte per lane or per vector is not said.
+	if len(e.fails) == 0 && versioned && flags&godlpack.FlagIsSubbyteTypePadded != 0 && dl.DType.Bits < 8 && dl.DType.Lanes > 1 {
+		e.fails[godlpack.ErrFlags] = true
+	}
+	return e
+}
+
+func modelTensor(c *fuzzCase, dl *godlpack.DLTensor, versioned bool, ver godlpack.DLPackVersion, flags uint64, dataAddr uint64) expectation {
 	e := expectation{fails: map[error]bool{}}
 	fail := func(k error) { e.fails[k] = true }
 	if versioned && (ver.Major != 1) {
@@ -155,13 +165,18 @@ func model(c *fuzzCase, dl *godlpack.DLTensor, versioned bool, ver godlpack.DLPa
 		fail(godlpack.ErrNDim)
 	}
 	dt := godlpack.DType{Code: dl.DType.Code, Bits: dl.DType.Bits, Lanes: dl.DType.Lanes}
+	// Bits of one element: a vector (lanes > 1) is carried as whole bytes;
+	// only a single float4/float6 element is packed below a byte.
+	elemBits := int64(dt.Bits) * int64(dt.Lanes)
 	switch {
 	case dt.Bits == 0:
 		fail(godlpack.ErrDType)
-	case dt.Lanes != 1:
+	case dt.Lanes == 0:
 		fail(godlpack.ErrLanes)
-	case !dt.Known():
+	case !(godlpack.DType{Code: dt.Code, Bits: dt.Bits, Lanes: 1}).Known():
 		fail(godlpack.ErrDType)
+	case dt.Lanes > 1 && elemBits%8 != 0:
+		fail(godlpack.ErrLanes)
 	}
 	if !godlpack.DeviceType(dl.Device.DeviceType).Known() || dl.Device.DeviceID < 0 {
 		fail(godlpack.ErrDevice)
@@ -225,12 +240,12 @@ func model(c *fuzzCase, dl *godlpack.DLTensor, versioned bool, ver godlpack.DLPa
 	} else {
 		ehi.Sub(n, big.NewInt(1))
 	}
-	bits := int64(dt.Bits)
-	padded := versioned && dt.IsSubByte() && flags&godlpack.FlagIsSubbyteTypePadded != 0
+	bits := elemBits
+	padded := versioned && elemBits < 8 && flags&godlpack.FlagIsSubbyteTypePadded != 0
 	if padded {
 		bits = 8
 	}
-	for _, b := range []int64{int64(dt.Bits), bits} {
+	for _, b := range []int64{elemBits, bits} {
 		loBits := new(big.Int).Mul(new(big.Int).Neg(elo), big.NewInt(b))
 		hiBits := new(big.Int).Mul(new(big.Int).Add(ehi, big.NewInt(1)), big.NewInt(b))
 		if loBits.Cmp(maxI64) > 0 || hiBits.Cmp(maxI64) > 0 {
@@ -572,6 +587,18 @@ func fuzzSeeds() [][]byte {
 	add(seed(1, 3, 0, 1, 0, 65, 2, 32, 1, 0, byte(all), nil))
 	add(seed(1, 3, 0, 1, 0, -1, 2, 32, 1, 0, byte(all|ctlNilDeleter), nil))
 	add(seed(1, 3, 0, 1, -1, 1, 2, 32, 2, 0, byte(all), pad([]int64{1}, 1)))
+	// Vectors: PyTorch's float4_e2m1fn_x2 strided, float32x4 reversed,
+	// float6x4 (3 bytes) transposed, 65535 lanes of complex128; refused: 3
+	// fp4 lanes (12 bits), 0 lanes, padded fp4x2, a span overflowing in bytes.
+	add(seed(1, 3, 0, 1, 0, 2, 17, 4, 2, 3, byte(all|ctlSmallDims), pad([]int64{3, 4}, 8, 2)))
+	add(seed(1, 3, 0, 1, 0, 1, 2, 32, 4, 160, byte(all|ctlSmallDims), pad([]int64{5}, -2)))
+	add(seed(1, 2, 0, 1, 0, 2, 15, 6, 4, 1, byte(all|ctlSmallDims), pad([]int64{4, 3}, 1, 4)))
+	add(seed(1, 3, 0, 1, 0, 0, 5, 128, 65535, 0, byte(ctlData), nil))
+	add(seed(1, 3, 0, 1, 0, 1, 5, 128, 65535, 0, byte(all|ctlSmallDims), pad([]int64{0}, 1)))
+	add(seed(1, 3, 0, 1, 0, 1, 17, 4, 3, 0, byte(all|ctlSmallDims), pad([]int64{4}, 1)))
+	add(seed(1, 3, 0, 1, 0, 1, 2, 32, 0, 0, byte(all|ctlSmallDims), pad([]int64{4}, 1)))
+	add(seed(1, 3, godlpack.FlagIsSubbyteTypePadded, 1, 0, 1, 17, 4, 2, 0, byte(all|ctlSmallDims), pad([]int64{4}, 1)))
+	add(seed(1, 3, 0, 1, 0, 1, 2, 32, 4, 0, byte(all), pad([]int64{1 << 59}, 1)))
 	// Padded float4 whose packed span fits in int64 but padded one does not.
 	add(seed(1, 3, godlpack.FlagIsSubbyteTypePadded, 1, 0, 1, 17, 4, 1, 0, byte(all), pad([]int64{1<<60 + 1}, 1)))
 	add([]byte{})

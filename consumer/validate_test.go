@@ -127,8 +127,9 @@ func dlRefusals() []refusal {
 		{"bits 0", godlpack.ErrDType, func(t *testing.T, dl *godlpack.DLTensor) {
 			dl.DType.Bits, dl.Shape = 0, (*int64)(unreadable(t))
 		}},
-		{"lanes 2", godlpack.ErrLanes, func(t *testing.T, dl *godlpack.DLTensor) {
-			dl.DType.Lanes, dl.Shape = 2, (*int64)(unreadable(t))
+		{"lanes 3 of float4", godlpack.ErrLanes, func(t *testing.T, dl *godlpack.DLTensor) {
+			dl.DType = godlpack.DLDataType{Code: godlpack.CodeFloat4E2M1FN, Bits: 4, Lanes: 3}
+			dl.Shape = (*int64)(unreadable(t))
 		}},
 		{"lanes 0", godlpack.ErrLanes, func(t *testing.T, dl *godlpack.DLTensor) { dl.DType.Lanes = 0 }},
 		{"unknown device type", godlpack.ErrDevice, func(t *testing.T, dl *godlpack.DLTensor) {

@@ -39,7 +39,7 @@ const char* const gdl_refusal_text[] = {
     "invalid strides",
     "size overflows int64",
     "unsupported dtype",
-    "vector dtype (lanes != 1) not supported",
+    "invalid lanes",
     "unsupported device",
     "NULL data with non-zero size",
     "invalid flags",

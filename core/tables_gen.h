@@ -81,6 +81,9 @@ static inline int gdl_cpu_accessible(int32_t t) {
   return t >= 0 && t <= GDL_MAX_DEVICE_TYPE && (gdl_device_flags[t] & GDL_DEVICE_CPU);
 }
 
+/* Joins a dtype's name and its lane count in a vector dtype's name (float32x4). */
+#define GDL_LANES_SEPARATOR "x"
+
 #define GODLPACK_VERSION_STRING "0.1.0"
 
 #endif

@@ -62,11 +62,17 @@ int gdl_check_tensor(const DLTensor* t, int allow_null_strides, char* msg, size_
   DLDataType d = t->dtype;
   if (d.bits == 0)
     return refuse(msg, n, GDL_E_DTYPE, "dtype(code=%d, bits=%d, lanes=%d) has 0 bits", d.code, d.bits, d.lanes);
-  if (d.lanes != 1)
-    return refuse(msg, n, GDL_E_LANES, "dtype(code=%d, bits=%d, lanes=%d) has %d lanes", d.code, d.bits, d.lanes,
-                  d.lanes);
+  if (d.lanes == 0)
+    return refuse(msg, n, GDL_E_LANES, "dtype(code=%d, bits=%d, lanes=%d) has 0 lanes", d.code, d.bits, d.lanes);
   if (!gdl_dtype_known(d.code, d.bits))
     return refuse(msg, n, GDL_E_DTYPE, "unknown type code %d with %d bits", d.code, d.bits);
+  /* A vector (lanes > 1) is carried as bytes: it must fill whole bytes. Only
+   * single float4/float6 elements are packed below a byte. bits * lanes is at
+   * most 255 * 65535: no overflow in 32 bits. */
+  uint32_t vbits = (uint32_t)d.bits * d.lanes;
+  if (d.lanes > 1 && vbits % 8 != 0)
+    return refuse(msg, n, GDL_E_LANES, "dtype(code=%d, bits=%d, lanes=%d): %d lanes of %d bits are %u bits, "
+                  "not whole bytes", d.code, d.bits, d.lanes, d.lanes, d.bits, vbits);
   int32_t dt = (int32_t)t->device.device_type;
   if (!gdl_device_known(dt)) return refuse(msg, n, GDL_E_DEVICE, "unknown device type %d", dt);
   if (t->device.device_id < 0) return refuse(msg, n, GDL_E_DEVICE, "negative device id %d", t->device.device_id);
@@ -86,9 +92,13 @@ int gdl_check_versioned(const DLManagedTensorVersioned* m, char* msg, size_t n) 
   if (v.major == 0) return refuse(msg, n, GDL_E_VERSION, "a versioned tensor claims DLPack %u.%u", v.major, v.minor);
   int r = gdl_check_tensor(&m->dl_tensor, v.major == 1 && v.minor < GDL_STRIDES_REQUIRED_MINOR, msg, n);
   if (r != GDL_OK) return r;
-  if (m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes < 8 && (m->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED))
-    return check_extent(&m->dl_tensor, 8, msg, n); /* padded: a byte per element */
-  return GDL_OK;
+  DLDataType d = m->dl_tensor.dtype;
+  if (!(m->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) || d.bits >= 8) return GDL_OK;
+  /* Padded sub-byte lanes in a vector: a byte per lane or per vector? */
+  if (d.lanes > 1)
+    return refuse(msg, n, GDL_E_FLAGS, "IS_SUBBYTE_TYPE_PADDED with a vector dtype(code=%d, bits=%d, lanes=%d) "
+                  "of sub-byte lanes is ambiguous", d.code, d.bits, d.lanes);
+  return check_extent(&m->dl_tensor, 8, msg, n); /* padded: a byte per element */
 }
 
 int gdl_check_legacy(const DLManagedTensor* m, char* msg, size_t n) {

@@ -33,6 +33,8 @@ static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
     PyErr_SetString(PyExc_BufferError, "tensor is read-only");
     return -1;
   }
+  if (t->view.dtype.lanes > 1)
+    return gdl_refuse_vector(PyExc_BufferError, t->view.dtype, "no buffer-protocol format (use __dlpack__)");
   const char* fmt = buffer_format(t->view.dtype);
   if (fmt == NULL) {
     PyErr_SetString(PyExc_BufferError, "this dtype has no buffer-protocol format; use __dlpack__");

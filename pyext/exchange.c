@@ -24,9 +24,11 @@ static int ex_alloc(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
     report(ctx, set_error, "ValueError", "godlpack allocator: invalid prototype (ndim, shape or dtype)");
     return -1;
   }
-  /* Nothing godlpack's import would then refuse. */
-  if (proto->dtype.lanes != 1 || !gdl_dtype_known(proto->dtype.code, proto->dtype.bits)) {
-    report(ctx, set_error, "BufferError", "godlpack allocator: unsupported dtype (unknown code/bits, or lanes != 1)");
+  /* Nothing godlpack's import would then refuse: vectors (lanes > 1) fill whole bytes. */
+  if (!gdl_dtype_known(proto->dtype.code, proto->dtype.bits) ||
+      (proto->dtype.lanes > 1 && (uint32_t)proto->dtype.bits * proto->dtype.lanes % 8 != 0)) {
+    report(ctx, set_error, "BufferError",
+           "godlpack allocator: unsupported dtype (unknown code/bits, or vector lanes that are not whole bytes)");
     return -1;
   }
   uint64_t nbytes;

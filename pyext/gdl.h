@@ -76,6 +76,9 @@ int gdl_go_ready(void);
 /* dtype.c: names from the generated table; dlpack_info(). */
 int gdl_dtype_init(void);
 PyObject* gdl_dtype_name(DLDataType dt); /* new ref */
+/* Refuses an operation that reads elements of a vector dtype (lanes > 1):
+ * sets exc ("<what>: vector dtype float32x4 ...") and returns -1. */
+int gdl_refuse_vector(PyObject* exc, DLDataType dt, const char* what);
 PyObject* gdl_dlpack_info(PyObject* mod, PyObject* unused);
 
 /* runtimes.c: the Go runtimes loaded in the process; a RuntimeWarning

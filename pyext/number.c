@@ -1,7 +1,10 @@
 /* float(t), int(t), complex(t) and operator.index(t) of a 0-d tensor, as
  * NumPy's scalars convert: through the element's Python value (tolist). Other
  * tensors are refused with TypeError rather than guessed at. bool(t) is
- * NumPy's: the one element's truth, ValueError for none or several. */
+ * NumPy's: the one element's truth, ValueError for none or several. An
+ * element of a vector dtype (lanes > 1) holds several values, as a NumPy
+ * array does: TypeError for the conversions, ValueError for bool. */
+#include <stdio.h>
 #include "gdl.h"
 
 /* The element of a 0-d tensor as a Python scalar; NULL with TypeError else. */
@@ -10,6 +13,12 @@ static PyObject* scalar_of(PyObject* self, const char* what) {
   if (t->view.ndim != 0) {
     PyErr_Format(PyExc_TypeError, "only 0-d tensors can be converted to Python %s, not a %d-d tensor", what,
                  (int)t->view.ndim);
+    return NULL;
+  }
+  if (t->view.dtype.lanes > 1) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "no conversion to Python %s", what);
+    gdl_refuse_vector(PyExc_TypeError, t->view.dtype, msg);
     return NULL;
   }
   return gdl_tolist(self, NULL);
@@ -52,6 +61,8 @@ static int number_bool(PyObject* self) {
                                             : "the truth value of a tensor with more than one element is ambiguous");
     return -1;
   }
+  if (t->view.dtype.lanes > 1)
+    return gdl_refuse_vector(PyExc_ValueError, t->view.dtype, "the truth value of one element is ambiguous");
   PyObject* v = gdl_tolist(self, NULL); /* nested one-element lists for ndim > 0 */
   if (v == NULL) return -1;
   PyObject* e = v;
@@ -65,6 +76,10 @@ static int number_bool(PyObject* self) {
 static PyObject* number_index(PyObject* self) {
   GdlTensor* t = (GdlTensor*)self;
   uint8_t code = t->view.dtype.code;
+  if (t->view.dtype.lanes > 1) {
+    gdl_refuse_vector(PyExc_TypeError, t->view.dtype, "no index");
+    return NULL;
+  }
   if (code != kDLInt && code != kDLUInt) {
     PyErr_SetString(PyExc_TypeError, "only integer 0-d tensors can be used as an index");
     return NULL;

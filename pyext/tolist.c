@@ -68,6 +68,10 @@ PyObject* gdl_tolist(PyObject* self, PyObject* unused) {
     PyErr_SetString(PyExc_BufferError, "tolist() needs a CPU-accessible tensor");
     return NULL;
   }
+  if (t->view.dtype.lanes > 1) {
+    gdl_refuse_vector(PyExc_TypeError, t->view.dtype, "tolist() reads elements");
+    return NULL;
+  }
   scalar_fn f = scalar_for(t->view.dtype);
   if (f == NULL) {
     PyObject* name = PyObject_GetAttrString(self, "dtype");

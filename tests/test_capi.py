@@ -589,7 +589,8 @@ def test_exchange_current_work_stream(probe):
 
 @pytest.mark.parametrize(
     "shape,dtype",
-    [((2, 3), (2, 64, 1)), ((), (0, 32, 1)), ((0, 5), (2, 32, 1)), ((7,), (6, 8, 1)), ((3, 1, 2), (5, 128, 1))],
+    [((2, 3), (2, 64, 1)), ((), (0, 32, 1)), ((0, 5), (2, 32, 1)), ((7,), (6, 8, 1)), ((3, 1, 2), (5, 128, 1)),
+     ((2, 3), (2, 32, 4)), ((5,), (17, 4, 2)), ((4,), (15, 6, 4))],  # vectors: float32x4, PyTorch's fp4x2, fp6x4
 )
 def test_exchange_allocator_cpu(probe, shape, dtype):
     base = live()
@@ -602,6 +603,8 @@ def test_exchange_allocator_cpu(probe, shape, dtype):
     if t.size:
         assert t.data_ptr % 64 == 0
         assert t.is_contiguous
+    if dtype[2] > 1:  # a vector: whole bytes per element
+        assert t.itemsize == dtype[1] * dtype[2] // 8 and t.nbytes == t.size * t.itemsize
     d = probe.exchange_dltensor(t, godlpack.Tensor)
     assert d["dtype"] == dtype
     del t, r
@@ -632,7 +635,8 @@ def test_exchange_allocator_errors(probe):
         (((1 << 40, 1 << 40), (2, 64, 1), (1, 0)), None, "ValueError"),  # overflows
         # What godlpack's own import would refuse is refused here, not allocated:
         (((2, 3), (99, 8, 1), (1, 0)), None, "BufferError"),  # unknown dtype code
-        (((2, 3), (2, 32, 4), (1, 0)), None, "BufferError"),  # vector lanes
+        (((2, 3), (2, 32, 0), (1, 0)), None, "ValueError"),  # 0 lanes
+        (((2, 3), (17, 4, 3), (1, 0)), None, "BufferError"),  # 3 fp4 lanes: 12 bits, not whole bytes
         (((2, 3), (2, 32, 1), (1, 7)), None, "BufferError"),  # the CPU is device (1, 0)
     ]:
         args = (godlpack.Tensor, godlpack.Tensor, *proto) + (() if ndim is None else (ndim,))

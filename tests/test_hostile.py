@@ -35,7 +35,8 @@ BREAKS = {
     "ndim": [(-1, True), (65, True), (-(2**31), True)],
     "shape": [(-1, True), (-(2**63), True), (2**62, "overflow")],
     "stride": [(2**62, "overflow"), (-(2**63), "overflow"), (2**40, None), (-(2**40), None)],
-    "dtype": [((2, 0, 1), True), ((2, 32, 2), True), ((2, 32, 0), True), ((20, 32, 1), True), ((2, 7, 1), True)],
+    "dtype": [((2, 0, 1), True), ((17, 4, 3), True), ((2, 32, 0), True), ((20, 32, 1), True), ((2, 7, 1), True),
+              ((2, 32, 2), None)],  # a vector of 2 floats: valid, twice the bytes (never read)
     "device": [((99, 0), True), ((-1, 0), True), ((1, -1), True)],
     "version": [((0, 3), "versioned"), ((2, 0), "versioned"), ((255, 1), "versioned")],
     "strides_null": [(None, "since 1.2")],

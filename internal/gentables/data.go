@@ -39,6 +39,12 @@ var dtypes = []dtype{
 	{"float4_e2m1fn", "", "Float4E2M1FN", 4},
 }
 
+// lanesSeparator joins a dtype's name and its lane count in the name of a
+// vector dtype (lanes > 1): "float32x4", "float4_e2m1fnx2" (PyTorch's
+// float4_e2m1fn_x2), as TVM spells them. Go's DType.String and ParseDType and
+// the Python Tensor.dtype use it.
+const lanesSeparator = "x"
+
 // devices are the DLDeviceType values of DLPack 1.3. cpu marks memory the
 // host CPU may dereference.
 var devices = []device{
@@ -78,7 +84,7 @@ var refusals = []refusal{
 	{"Strides", "STRIDES", "invalid strides"},
 	{"Overflow", "OVERFLOW", "size overflows int64"},
 	{"DType", "DTYPE", "unsupported dtype"},
-	{"Lanes", "LANES", "vector dtype (lanes != 1) not supported"},
+	{"Lanes", "LANES", "invalid lanes"},
 	{"Device", "DEVICE", "unsupported device"},
 	{"NilData", "NIL_DATA", "NULL data with non-zero size"},
 	{"Flags", "FLAGS", "invalid flags"},

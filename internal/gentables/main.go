@@ -167,6 +167,7 @@ func goFile(v versions) []byte {
 	fmt.Fprintf(&b, "// APIVersion is the DLPack version godlpack implements and stamps on exports.\nvar APIVersion = Version{%d, %d}\n\n", v.dlpackMajor, v.dlpackMinor)
 	fmt.Fprintf(&b, "// ABIVersion is the version of the helper C API table (godlpack._C_API).\nconst ABIVersion = %d\n\n", v.capiABI)
 	fmt.Fprintf(&b, "// PackageVersion is godlpack's release.\nconst PackageVersion = %q\n\n", v.pkg)
+	fmt.Fprintf(&b, "// LanesSeparator joins a dtype's name and its lane count in a vector dtype's name (float32x4).\nconst LanesSeparator = %q\n\n", lanesSeparator)
 	b.WriteString("// Kinds of refusal. Every validation error wraps exactly one of these, so\n// callers can test with errors.Is and read the detail with errors.As.\nvar (\n")
 	for _, r := range refusals {
 		fmt.Fprintf(&b, "\tErr%s = errors.New(%q)\n", r.goName, r.text)
@@ -243,6 +244,7 @@ static inline int gdl_cpu_accessible(int32_t t) {
 }
 
 `)
+	fmt.Fprintf(&b, "/* Joins a dtype's name and its lane count in a vector dtype's name (float32x4). */\n#define GDL_LANES_SEPARATOR %q\n\n", lanesSeparator)
 	fmt.Fprintf(&b, "#define GODLPACK_VERSION_STRING %q\n\n#endif\n", v.pkg)
 	return b.Bytes()
 }
@@ -311,6 +313,7 @@ func pyFile(v versions) []byte {
 	for _, l := range limits {
 		fmt.Fprintf(&b, "%s = %d\n", l.cName, l.value)
 	}
+	fmt.Fprintf(&b, "# Joins a dtype's name and its lane count in a vector dtype's name (float32x4).\nLANES_SEPARATOR = %q\n", lanesSeparator)
 	b.WriteString("\n# (name, DLPack type code, bits) of every element type, lanes 1.\nDTYPES = (\n")
 	for _, d := range dtypes {
 		fmt.Fprintf(&b, "    (%q, %d, %d),\n", d.name, codeValue(d.code), d.bits)

@@ -188,7 +188,10 @@ def dlpack_info() -> dict[str, Any]:
 
     ``api_version`` is the DLPack version we implement and stamp on exports;
     ``max_version`` is the newest version we accept on import (any 1.x);
-    ``abi_version`` is the version of godlpack's helper C API table.
+    ``abi_version`` is the version of godlpack's helper C API table;
+    ``dtypes`` are the element types, and ``vector_dtypes`` is how a vector of
+    them (lanes > 1, carried as bytes) is named: ``"{dtype}x{lanes}"``, so
+    PyTorch's float4_e2m1fn_x2 is ``"float4_e2m1fnx2"``.
     """
     return _godlpack.dlpack_info()
 

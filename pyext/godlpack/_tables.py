@@ -10,6 +10,8 @@ MAX_NDIM = 64
 MAX_IMPORT_MAJOR = 1
 MIN_DATA_ADDRESS = 4096
 STRIDES_REQUIRED_MINOR = 2
+# Joins a dtype's name and its lane count in a vector dtype's name (float32x4).
+LANES_SEPARATOR = "x"
 
 # (name, DLPack type code, bits) of every element type, lanes 1.
 DTYPES = (
