@@ -361,6 +361,35 @@ def test_managed_memory_is_cpu_accessible():
     assert x.deleted == 3
 
 
+@pytest.mark.skipif(not os.environ.get("GODLPACK_LIBCUDA"),
+                    reason="needs the stand-in CUDA driver: tests/test_examples.py runs this with it")
+def test_the_host_waits_only_for_memory_it_reads():
+    """With a driver loaded (tests/fakecuda, which logs its calls): a managed
+    argument makes the host synchronise the legacy default stream before Go
+    reads it; CUDA device memory never blocks the host (nor does a CUDA
+    ordinal the driver lacks fail a sync)."""
+    fake = ctypes.CDLL(os.environ["GODLPACK_LIBCUDA"])
+    fake.fakecuda_count.restype, fake.fakecuda_count.argtypes = ctypes.c_long, [ctypes.c_char_p]
+    fake.fakecuda_log.restype, fake.fakecuda_violations.restype = ctypes.c_char_p, ctypes.c_long
+    fake.fakecuda_reset()
+    x = OnDevice(2, [1.0, 2.0, 3.0])
+    assert vecmath.describe(x) == "float32 [3]"
+    with pytest.raises(BufferError, match="not CPU-accessible"):
+        vecmath.mean(x)
+    with pytest.raises(BufferError, match="on device type 2"):
+        vecmath.scale(x, 2.0)
+    assert fake.fakecuda_count(b"cuStreamSynchronize") == 0, fake.fakecuda_log().decode()
+    far = OnDevice(2, [1.0], device_id=99)
+    assert vecmath.describe(far) == "float32 [1]"
+    m = OnDevice(13, [1.0, 2.0, 3.0])
+    vecmath.scale(m, 2.0)
+    assert m.values() == [2.0, 4.0, 6.0] and m.deleted == 1
+    syncs = [line for line in fake.fakecuda_log().decode().splitlines() if line.startswith("cuStreamSynchronize")]
+    assert syncs == ["cuStreamSynchronize stream=1"], fake.fakecuda_log().decode()
+    assert fake.fakecuda_violations() == 0, fake.fakecuda_log().decode()
+    assert (x.deleted, far.deleted) == (3, 1)
+
+
 def test_a_tensor_parameter_takes_any_layout_and_dtype():
     assert vecmath.describe(np.zeros((2, 3), np.float32)) == "float32 [2 3]"
     assert vecmath.describe(np.zeros((3, 4), np.int16).T) == "int16 [4 3]"
