@@ -169,9 +169,12 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   return 1;
 }
 
-/* Imports obj as an array argument: validated, CPU-accessible, writable
- * unless the function accepts read-only arrays, and for a typed slice of
- * its element type, compact and aligned. */
+/* Imports obj as an array argument: validated, writable unless the function
+ * accepts read-only arrays, and for a typed slice CPU-accessible, of its
+ * element type, compact and aligned. A godlpack.Tensor or *consumer.Tensor
+ * takes any device (its typed views refuse memory the CPU cannot read); the
+ * data is ready on the legacy default stream, as godlpack asks producers for
+ * stream=None. Memory the host reads (managed memory) waits for that stream. */
 static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   int typed = fn->elem[i].bits != 0;
   if (typed && is_ndarray(obj) && ndarray_arg(fn, i, obj, a)) return 0;
@@ -181,8 +184,9 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   char msg[256];
   int k = versioned ? gdl_check_versioned(m, msg, sizeof msg) : gdl_check_legacy(m, msg, sizeof msg);
   const DLTensor* t = versioned ? &((DLManagedTensorVersioned*)m)->dl_tensor : &((DLManagedTensor*)m)->dl_tensor;
-  if (k == GDL_OK && !gdl_cpu_accessible(t->device.device_type)) {
-    snprintf(msg, sizeof msg, "argument %d is on device type %d; Go functions take CPU-accessible arrays", i + 1,
+  int cpu = gdl_cpu_accessible(t->device.device_type);
+  if (k == GDL_OK && typed && !cpu) {
+    snprintf(msg, sizeof msg, "argument %d is on device type %d; a typed slice takes CPU-accessible arrays", i + 1,
              (int)t->device.device_type);
     k = -1;
   }
@@ -200,7 +204,9 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   v->p = m;
   v->versioned = versioned;
   a->how[i] = ARG_MANAGED; /* freed by the caller from here on */
-  if (gdl_host_sync(t->device, 1) < 0) return -1; /* managed memory: the host waits for the device */
+  /* Managed memory: the host waits for the device. Device memory is left to
+   * the device: Go only sees its address, and nothing on the host waits. */
+  if (cpu && gdl_host_sync(t->device, 1) < 0) return -1;
   return typed ? slice_arg(fn, i, t, v) : 0;
 }
 

@@ -37,8 +37,10 @@ import (
 // string) or an array: a typed slice such as []float32 (a zero-copy view of
 // any DLPack object's compact CPU memory of exactly that dtype, checked in C
 // before the call; anything else is refused with BufferError), a
-// godlpack.Tensor (any validated view), or a *consumer.Tensor (the same,
-// with typed views; borrowed: Close returns consumer.ErrBorrowed).
+// godlpack.Tensor (any validated view, on any device: CUDA data is ready on
+// the legacy default stream), or a *consumer.Tensor (the same, with typed
+// views, which refuse memory the CPU cannot read; borrowed: Close returns
+// consumer.ErrBorrowed). Managed memory is synchronised before Go reads it.
 // Arrays stay valid until the function returns: never keep them.
 //
 // Results are any number of scalars, slices ([]T, returned zero-copy as a

@@ -24,6 +24,24 @@ def test_vecmath_builds_and_passes_its_tests(tmp_path):
     assert " passed" in r.stdout and " failed" not in r.stdout, r.stdout
 
 
+def test_vecmath_gpu_arguments_with_the_stand_in_driver(tmp_path):
+    """vecmath's tests of arrays on a device, with a CUDA driver loaded (the
+    stand-in, tests/fakecuda): the host synchronises only memory it reads."""
+    from fakecuda import driver
+
+    lib = driver.build(str(tmp_path))
+    out = tmp_path / ("vecmath" + sysconfig.get_config_var("EXT_SUFFIX"))
+    build = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
+                           cwd=EXAMPLE, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), GODLPACK_LIBCUDA=lib)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error::RuntimeWarning",
+                        "-k", "gpu or managed or host_waits", os.path.join(EXAMPLE, "test_vecmath.py")], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "5 passed" in r.stdout and "skipped" not in r.stdout, r.stdout
+
+
 def test_a_second_go_runtime_is_reported(tmp_path):
     """godlpack imported after another Go extension warns, naming it."""
     out = tmp_path / ("vecmath" + sysconfig.get_config_var("EXT_SUFFIX"))

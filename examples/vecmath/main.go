@@ -25,6 +25,7 @@ var module = pyext.NewModule("vecmath", "Vector math in Go, on any DLPack array.
 	Def("clip", clip, "clip(x, lo, hi)\n--\n\nClamp x to [lo, hi] in place; returns how many changed.").
 	Def("isum", pyext.Func1(isum), "isum(x)\n--\n\nThe sum of an int64 array (for tests of integer dtypes).", pyext.ReadOnlyArgs).
 	Def("describe", pyext.Func1(describe), "describe(t)\n--\n\nAny array's dtype and shape, e.g. 'float32 [2 3]'.", pyext.ReadOnlyArgs).
+	Def("where", pyext.Func1(where), "where(t)\n--\n\nAny array's device and data address, e.g. 'cuda:0 0x7f0a2c000000'.", pyext.ReadOnlyArgs).
 	Def("mean", pyext.FuncE1(mean), "mean(x)\n--\n\nThe mean of a compact float32 or float64 array.", pyext.ReadOnlyArgs).
 	Def("echo", echo, "echo(x)\n--\n\nReturns x itself: refused, the result would alias an argument (for tests).", pyext.ReadOnlyArgs).
 	Def("fail", pyext.Func1(fail), "fail(how)\n--\n\nRaises: how is 'error', 'buffer' or 'panic' (for tests).")
@@ -75,8 +76,12 @@ func isum(x []int64) int64 {
 	return s
 }
 
-// describe takes a godlpack.Tensor: any CPU array, whatever its dtype or layout.
+// describe takes a godlpack.Tensor: any array, on any device, whatever its
+// dtype or layout.
 func describe(t godlpack.Tensor) string { return fmt.Sprint(t.DType, " ", t.Shape) }
+
+// where tells where a Tensor's memory is: a device array is seen, not read.
+func where(t godlpack.Tensor) string { return fmt.Sprintf("%v %#x", t.Device, uintptr(t.Data)) }
 
 // mean takes a *consumer.Tensor (borrowed for the call) and picks its typed
 // view from the dtype at run time.

@@ -1,6 +1,7 @@
 """vecmath against NumPy, PyTorch and JAX: zero-copy in place, results
 shared with NumPy, refusals, panics, threads. Run with pytest after
 `pip install .` (or with vecmath on PYTHONPATH)."""
+import ctypes
 import gc
 import os
 import sys
@@ -262,24 +263,131 @@ def test_both_numpy_int64_types_are_int64():
         vecmath.isum(np.arange(4, dtype=np.int32))
 
 
-def test_arrays_on_a_device_are_refused():
-    """A capsule on CUDA (never dereferenced): the device is checked before the dtype."""
-    import ctypes
+class _DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("data", ctypes.c_void_p),
+                ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
 
-    class Tensor(ctypes.Structure):
-        _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("ctx", ctypes.c_void_p),
-                    ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("data", ctypes.c_void_p),
-                    ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
-                    ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
-                    ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
-                    ("byte_offset", ctypes.c_uint64)]
 
-    shape, strides, memory = (ctypes.c_int64 * 1)(3), (ctypes.c_int64 * 1)(1), ctypes.create_string_buffer(24)
-    t = Tensor(1, 0, None, None, 0, ctypes.addressof(memory), 2, 0, 1, 2, 64, 1, shape, strides, 0)  # float64
-    new = ctypes.pythonapi.PyCapsule_New
-    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-    with pytest.raises(BufferError, match="on device type 2; Go functions take CPU-accessible arrays"):
-        vecmath.norm(new(ctypes.addressof(t), b"dltensor_versioned", None))
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype, _capsule_new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class OnDevice:
+    """A DLPack producer made with ctypes: float32 values in host memory,
+    labelled as memory of any device type (2 is CUDA: Go must never read it,
+    13 CUDAManaged: the host may). Counts its deleter's calls."""
+
+    NAME = b"dltensor_versioned"  # PyCapsule_New keeps this pointer: alive as long as the class
+
+    def __init__(self, device_type, values, device_id=0):
+        self.device = (device_type, device_id)
+        self.memory = (ctypes.c_float * len(values))(*values)
+        self.shape = (ctypes.c_int64 * 1)(len(values))
+        self.deleted = 0
+        self.deleter = _DELETER(self._delete)  # the callback lives as long as the producer
+        self.managed = []  # every struct handed out, alive while a consumer may hold it
+
+    def _delete(self, _):
+        self.deleted += 1
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, **kw):
+        m = _DLManagedTensorVersioned(1, 0, None, ctypes.cast(self.deleter, ctypes.c_void_p).value, 0,
+                                      ctypes.addressof(self.memory), self.device[0], self.device[1], 1,
+                                      2, 32, 1, self.shape, None, 0)  # float32, compact
+        self.managed.append(m)
+        return _capsule_new(ctypes.addressof(m), self.NAME, None)
+
+    def values(self):
+        return list(self.memory)
+
+
+def test_a_tensor_parameter_takes_an_array_on_a_gpu():
+    """godlpack.Tensor parameters take any device: Go sees it and the data
+    pointer, never reads the memory; the deleter runs once, after the call."""
+    x = OnDevice(2, [1.0, 2.0, 3.0])
+    assert vecmath.describe(x) == "float32 [3]"
+    assert x.deleted == 1
+    assert vecmath.where(x) == f"cuda:0 {ctypes.addressof(x.memory):#x}"
+    assert x.deleted == 2
+    # Device memory is ready on the legacy default stream (godlpack asks for
+    # stream=None): the host does not wait for it. Where a CUDA driver is
+    # loaded, a host sync on an ordinal no machine has would raise here.
+    far = OnDevice(2, [1.0], device_id=99)
+    assert vecmath.where(far) == f"cuda:99 {ctypes.addressof(far.memory):#x}" and far.deleted == 1
+
+
+def test_a_consumer_tensor_on_a_gpu_refuses_typed_views():
+    """A *consumer.Tensor parameter takes the GPU array; its typed view refuses
+    memory the CPU cannot read, and that error is a BufferError."""
+    x = OnDevice(2, [1.0, 2.0, 3.0])
+    with pytest.raises(BufferError, match="cuda:0 memory is not CPU-accessible"):
+        vecmath.mean(x)
+    assert x.deleted == 1
+
+
+def test_typed_slices_refuse_arrays_on_a_gpu():
+    """A typed slice is CPU memory: a CUDA array is refused before its dtype is
+    checked, naming the argument and the device; nothing is written."""
+    x = OnDevice(2, [1.0, 2.0, 3.0])
+    with pytest.raises(BufferError, match=r"^scale\(\): argument 1 is on device type 2; .*CPU-accessible"):
+        vecmath.scale(x, 2.0)
+    assert x.deleted == 1 and x.values() == [1.0, 2.0, 3.0]
+    with pytest.raises(BufferError, match=r"^norm\(\): argument 1 is on device type 2; .*CPU-accessible"):
+        vecmath.norm(x)  # norm takes float64: the device is refused first
+    assert x.deleted == 2
+    raw = OnDevice(2, [1.0])  # a raw capsule, as well as a producer
+    with pytest.raises(BufferError, match="argument 1 is on device type 2"):
+        vecmath.norm(raw.__dlpack__())
+    assert raw.deleted == 1
+
+
+def test_managed_memory_is_cpu_accessible():
+    """CUDAManaged memory is host-readable once the device is synchronised (no
+    driver in this process: no GPU work can be in flight): typed slices and
+    typed views read and write it."""
+    x = OnDevice(13, [1.0, 2.0, 3.0])
+    vecmath.scale(x, 2.0)
+    assert x.values() == [2.0, 4.0, 6.0] and x.deleted == 1
+    assert vecmath.mean(x) == 4.0 and x.deleted == 2
+    assert vecmath.where(x) == f"cuda_managed:0 {ctypes.addressof(x.memory):#x}"
+    assert x.deleted == 3
+
+
+@pytest.mark.skipif(not os.environ.get("GODLPACK_LIBCUDA"),
+                    reason="needs the stand-in CUDA driver: tests/test_examples.py runs this with it")
+def test_the_host_waits_only_for_memory_it_reads():
+    """With a driver loaded (tests/fakecuda, which logs its calls): a managed
+    argument makes the host synchronise the legacy default stream before Go
+    reads it; CUDA device memory never blocks the host (nor does a CUDA
+    ordinal the driver lacks fail a sync)."""
+    fake = ctypes.CDLL(os.environ["GODLPACK_LIBCUDA"])
+    fake.fakecuda_count.restype, fake.fakecuda_count.argtypes = ctypes.c_long, [ctypes.c_char_p]
+    fake.fakecuda_log.restype, fake.fakecuda_violations.restype = ctypes.c_char_p, ctypes.c_long
+    fake.fakecuda_reset()
+    x = OnDevice(2, [1.0, 2.0, 3.0])
+    assert vecmath.describe(x) == "float32 [3]"
+    with pytest.raises(BufferError, match="not CPU-accessible"):
+        vecmath.mean(x)
+    with pytest.raises(BufferError, match="on device type 2"):
+        vecmath.scale(x, 2.0)
+    assert fake.fakecuda_count(b"cuStreamSynchronize") == 0, fake.fakecuda_log().decode()
+    far = OnDevice(2, [1.0], device_id=99)
+    assert vecmath.describe(far) == "float32 [1]"
+    m = OnDevice(13, [1.0, 2.0, 3.0])
+    vecmath.scale(m, 2.0)
+    assert m.values() == [2.0, 4.0, 6.0] and m.deleted == 1
+    syncs = [line for line in fake.fakecuda_log().decode().splitlines() if line.startswith("cuStreamSynchronize")]
+    assert syncs == ["cuStreamSynchronize stream=1"], fake.fakecuda_log().decode()
+    assert fake.fakecuda_violations() == 0, fake.fakecuda_log().decode()
+    assert (x.deleted, far.deleted) == (3, 1)
 
 
 @pytest.mark.xfail(strict=True, reason="pyext/ext.c's slice_arg compares code and bits but not lanes, so a "

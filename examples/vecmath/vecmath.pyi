@@ -25,6 +25,8 @@ def isum(arg1: Any, /) -> int:
     "The sum of an int64 array (for tests of integer dtypes)."
 def describe(arg1: Any, /) -> str:
     "Any array's dtype and shape, e.g. 'float32 [2 3]'."
+def where(arg1: Any, /) -> str:
+    "Any array's device and data address, e.g. 'cuda:0 0x7f0a2c000000'."
 def mean(arg1: Any, /) -> float:
     "The mean of a compact float32 or float64 array."
 def echo(arg1: Any, /) -> Tensor:
