@@ -24,7 +24,8 @@ import godlpack  # noqa: E402
 
 CPU, CUDA = 1, 2
 DRIVER, DRIVER_WHY = godlpack.cuda_status()
-pytestmark = pytest.mark.skipif(not DRIVER, reason=f"no CUDA driver: {DRIVER_WHY}")
+if not DRIVER:
+    pytest.skip(f"no CUDA driver: {DRIVER_WHY}", allow_module_level=True)
 SLEEP_MS = 100  # how long the delayed write waits on the GPU
 TIMEOUT_S = 30  # the longest any test waits for the GPU
 FILL = -1
