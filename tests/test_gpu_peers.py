@@ -111,6 +111,7 @@ def test_torch_import_waits_for_torchs_current_stream(torch, cycles):
         y = torch.from_dlpack(t)
         got = y.clone()
     torch_wait(torch, s2, "reading on s2")
+    torch_wait(torch, s1, "s1")  # so that a failure leaves no write pending into freed memory
     assert y.data_ptr() == x.data_ptr(), "torch.from_dlpack(godlpack tensor) copied"
     assert_read(torch, got, want, "godlpack.from_dlpack(x) on s1, torch.from_dlpack under s2")
 
@@ -126,6 +127,7 @@ def test_torch_import_with_a_stream_then_read_on_a_third(torch, cycles):
     with torch.cuda.stream(s3):
         got = torch.from_dlpack(t).clone()
     torch_wait(torch, s3, "reading on s3")
+    torch_wait(torch, s1, "s1")
     assert_read(torch, got, want, "godlpack.from_dlpack(x, stream=s2) under s1, torch.from_dlpack under s3")
 
 
@@ -138,6 +140,7 @@ def test_torch_export_on_the_default_stream_waits(torch, cycles):
         t = godlpack.from_dlpack(x)
     got = torch.from_dlpack(t).clone()  # the default stream
     torch_wait(torch, torch.cuda.current_stream(), "reading on the default stream")
+    torch_wait(torch, s1, "s1")
     assert_read(torch, got, want, "imported under s1, torch.from_dlpack on the default stream")
 
 
@@ -150,15 +153,16 @@ def test_copy_to_host_waits_for_the_tensors_stream(torch, cycles):
         delayed_write(torch, x, want, cycles)
         t = godlpack.from_dlpack(x)
     host = godlpack.from_dlpack(t, device=(CPU, 0))
+    torch_wait(torch, s1, "s1")
     assert host.device == (CPU, 0) and host.is_copied, f"device={host.device} is_copied={host.is_copied}"
     assert_read(torch, torch.from_dlpack(host), want, "godlpack.from_dlpack(CUDA tensor, device=CPU)")
     x2, want2 = prepared(torch)
     with torch.cuda.stream(s1):
         delayed_write(torch, x2, want2, cycles)
         host2 = godlpack.from_dlpack(x2, device=(CPU, 0))
+    torch_wait(torch, s1, "s1")
     assert host2.device == (CPU, 0), host2.device
     assert_read(torch, torch.from_dlpack(host2), want2, "godlpack.from_dlpack(torch CUDA tensor, device=CPU)")
-    torch_wait(torch, s1, "s1")
 
 
 def test_exchange_table_reports_a_stream_the_data_is_ready_on(torch, cycles):
@@ -186,6 +190,7 @@ def test_exchange_table_reports_a_stream_the_data_is_ready_on(torch, cycles):
         with torch.cuda.stream(work):
             got = x.clone()  # what the consumer's kernel reads through t's data pointer
         torch_wait(torch, work, "reading on the reported stream")
+    torch_wait(torch, s1, "s1")
     assert t.data_ptr == x.data_ptr()
     assert_read(torch, got, want, f"read on current_work_stream()={handle:#x} (s1={s1.cuda_stream:#x})")
 
@@ -271,6 +276,8 @@ def test_tvm_ffi_consumes_godlpack_cuda_tensors(torch):
     v = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
     t = godlpack.from_dlpack(v)
     a = tvm_ffi.from_dlpack(t)
+    ptr = a.data_ptr() if callable(a.data_ptr) else a.data_ptr
+    assert ptr == v.data_ptr() and tuple(a.shape) == (3, 4), f"tvm-ffi sees {tuple(a.shape)} at {ptr:#x}"
     y = torch.from_dlpack(a)
     assert y.data_ptr() == v.data_ptr() and torch.equal(y, v), "godlpack -> tvm-ffi -> torch differs"
 
@@ -307,7 +314,7 @@ def cupy_wait(cupy, stream, what: str) -> None:
 
 @pytest.fixture(scope="module")
 def slow_fill(cupy):
-    """slow_fill(array, base, stream): on stream, spin about SLEEP_MS, then array[i] = base + i."""
+    """slow_fill(a, base): on CuPy's current stream, spin about SLEEP_MS, then a[i] = base + i."""
     kernel = cupy.RawKernel(SLOW_FILL, "slow_fill")
     s = cupy.cuda.Stream(non_blocking=True)
     scratch = cupy.empty(1, dtype=cupy.float32)
@@ -351,6 +358,7 @@ def test_cupy_non_blocking_streams(cupy, slow_fill):
     with s2:
         got = cupy.from_dlpack(t).copy()
     cupy_wait(cupy, s2, "reading on s2")
+    cupy_wait(cupy, s1, "s1")  # so that a failure leaves no write pending into freed memory
     assert_cupy_read(cupy, got, 3.0, "godlpack.from_dlpack(a) under s1, cupy.from_dlpack under s2")
 
 
@@ -363,6 +371,7 @@ def test_cupy_import_with_a_stream(cupy, slow_fill):
     with s3:
         got = cupy.from_dlpack(t).copy()
     cupy_wait(cupy, s3, "reading on s3")
+    cupy_wait(cupy, s1, "s1")
     assert_cupy_read(cupy, got, 7.0, "godlpack.from_dlpack(a, stream=s2) under s1, cupy.from_dlpack under s3")
 
 
@@ -373,9 +382,9 @@ def test_cupy_copies_to_host_after_the_write(cupy, slow_fill):
         slow_fill(a, 11.0)
         t = godlpack.from_dlpack(a)
     host = godlpack.from_dlpack(t, device=(CPU, 0))
-    assert host.device == (CPU, 0), host.device
-    assert_cupy_read(cupy, cupy.asarray(np.asarray(host)), 11.0, "godlpack.from_dlpack(CuPy data, device=CPU)")
     cupy_wait(cupy, s1, "s1")
+    assert host.device == (CPU, 0), host.device
+    assert_cupy_read(cupy, np.asarray(host), 11.0, "godlpack.from_dlpack(CuPy data, device=CPU)")
 
 
 def test_torch_to_cupy_across_streams(torch, cycles, cupy):
@@ -388,6 +397,7 @@ def test_torch_to_cupy_across_streams(torch, cycles, cupy):
     with s2:
         got = cupy.from_dlpack(t).copy()
     cupy_wait(cupy, s2, "reading on the CuPy stream")
+    torch_wait(torch, s1, "s1")
     assert_read(torch, torch.from_dlpack(got), want, "torch (s1) -> godlpack -> cupy.from_dlpack under s2")
 
 
