@@ -13,6 +13,8 @@
 #     the wheels folder next to it (tools/gpu_bundle.sh fills .gpu/); tests/ is
 #     copied out of the tree so `import godlpack` is the installed wheel.
 # Logs and the bench's JSON go to GPU_OUT (default bench/out/gpu-test).
+# GPU_INSTALL=unzip installs the wheels by unpacking them (what happens anyway
+# where the venv has no pip).
 # Exit status: 0 unless pytest fails, the bench fails, or memcheck reports errors.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +23,8 @@ PYTHON=${PYTHON:-.venv/bin/python}
 GPU_WHEEL=${GPU_WHEEL:-}
 GPU_OUT=${GPU_OUT:-$ROOT/bench/out/gpu-test}
 GPU_TESTS=${GPU_TESTS:-tests/test_cuda.py tests/test_fakecuda.py tests/test_gpu_peers.py}
-T_PYTEST=${GPU_PYTEST_TIMEOUT:-180}
-T_BENCH=${GPU_BENCH_TIMEOUT:-60}
+T_PYTEST=${GPU_PYTEST_TIMEOUT:-150}
+T_BENCH=${GPU_BENCH_TIMEOUT:-90}
 T_MEMCHECK=${GPU_MEMCHECK_TIMEOUT:-60}
 export XLA_PYTHON_CLIENT_PREALLOCATE=${XLA_PYTHON_CLIENT_PREALLOCATE:-false}
 mkdir -p "$GPU_OUT"
@@ -40,17 +42,37 @@ if [ -n "$GPU_WHEEL" ]; then
   py=${GPU_PYTHON:-$(bash tools/find_python.sh "3.$tag")}
   [ -n "$py" ] || die "no Python 3.$tag for $GPU_WHEEL (set GPU_PYTHON)"
   echo "== venv from $py (--system-site-packages), installing $(basename "$GPU_WHEEL")"
-  "$py" -m venv --system-site-packages "$work/venv" || die "venv failed"
+  # A Python without ensurepip (Debian's without python3-venv) still makes a venv without pip.
+  "$py" -m venv --system-site-packages "$work/venv" 2>/dev/null \
+    || { rm -rf "$work/venv" && "$py" -m venv --system-site-packages --without-pip "$work/venv"; } \
+    || die "venv failed"
   vpy=$work/venv/bin/python
-  "$vpy" -m pip install -q --disable-pip-version-check --no-deps --no-index "$GPU_WHEEL" \
-    || die "installing $GPU_WHEEL failed (wrong Python or platform?)"
+  site=$("$vpy" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  how=${GPU_INSTALL:-pip}
+  "$vpy" -m pip --version >/dev/null 2>&1 || how=unzip
+  install() {  # wheel files: pip (no index, no dependencies) or, without pip, unpacked into the venv
+    if [ "$how" = pip ]; then
+      "$vpy" -m pip install -q --disable-pip-version-check --no-deps --no-index "$@"
+    else
+      local w
+      for w in "$@"; do
+        "$vpy" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$w" "$site" || return 1
+      done
+    fi
+  }
+  install "$GPU_WHEEL" || die "installing $GPU_WHEEL ($how) failed (wrong Python or platform?)"
   wheels=$(dirname "$GPU_WHEEL")/wheels
   for mod in numpy pytest; do
     "$vpy" -c "import $mod" 2>/dev/null && continue
     [ -d "$wheels" ] || die "$mod is not installed here and $wheels (tools/gpu_bundle.sh) is missing"
-    echo "== $mod from $wheels"
-    "$vpy" -m pip install -q --disable-pip-version-check --no-index --find-links "$wheels" "$mod" \
-      || die "installing $mod from $wheels failed"
+    echo "== $mod from $wheels ($how)"
+    if [ "$how" = pip ]; then  # only what the machine lacks of $mod's dependencies
+      "$vpy" -m pip install -q --disable-pip-version-check --no-index --find-links "$wheels" "$mod"
+    elif [ "$mod" = numpy ]; then
+      install "$wheels"/numpy-*.whl
+    else
+      install $(ls "$wheels"/*.whl | grep -v /numpy-)
+    fi || die "installing $mod from $wheels failed"
   done
   mkdir -p "$work/run/bench" "$work/run/tools"
   cp -r tests "$work/run/tests"
