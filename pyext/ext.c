@@ -55,9 +55,12 @@ static uintptr_t go_align(gdl_elem e) { return e.code == kDLComplex ? e.bits / 1
  * type, compact. Sets v's data, n and i; -1 with BufferError otherwise. */
 static int slice_arg(const gdl_fn* fn, int i, const DLTensor* t, gdl_value* v) {
   gdl_elem e = fn->elem[i];
-  if (t->dtype.code != e.code || t->dtype.bits != e.bits) {
-    PyErr_Format(PyExc_BufferError, "%s() argument %d: dtype %s, want %s", fn->name, i + 1,
-                 dtype_name(t->dtype.code, t->dtype.bits), dtype_name(e.code, e.bits));
+  if (t->dtype.code != e.code || t->dtype.bits != e.bits || t->dtype.lanes != 1) {
+    PyObject* got = gdl_dtype_name(t->dtype); /* names vector dtypes too (float32x4) */
+    if (got != NULL)
+      PyErr_Format(PyExc_BufferError, "%s() argument %d: dtype %U, want %s", fn->name, i + 1, got,
+                   dtype_name(e.code, e.bits));
+    Py_XDECREF(got);
     return -1;
   }
   if (t->strides != NULL && !gdl_is_compact(t->shape, t->strides, t->ndim, 0)) {

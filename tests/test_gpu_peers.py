@@ -166,10 +166,12 @@ def test_copy_to_host_waits_for_the_tensors_stream(torch, cycles):
 
 
 def test_exchange_table_reports_a_stream_the_data_is_ready_on(torch, cycles):
-    """A consumer of godlpack's C exchange table takes the tensor without
-    synchronising and works on current_work_stream(kDLCUDA, id): reading
-    there must see the write made on torch's current stream (s1, non-blocking:
-    the legacy default stream would not wait for it)."""
+    """A consumer of godlpack's C exchange table takes the tensor through it
+    (managed_tensor_from_py_object_no_sync) and works on
+    current_work_stream(kDLCUDA, id): reading there must see the write made
+    on torch's current stream (s1, non-blocking: the legacy default stream
+    would not wait for it)."""
+    from godlpack import _probe
     get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
         ("PyCapsule_GetPointer", ctypes.pythonapi))
     table = get_pointer(godlpack.Tensor.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
@@ -183,6 +185,7 @@ def test_exchange_table_reports_a_stream_the_data_is_ready_on(torch, cycles):
     with torch.cuda.stream(s1):
         delayed_write(torch, x, want, cycles)
         t = godlpack.from_dlpack(x)
+        taken = _probe.exchange_export(godlpack.Tensor.__dlpack_c_exchange_api__, t)  # the table's export
         out = ctypes.c_void_p(12345)
         assert current_work_stream(CUDA, dev(torch)[1], ctypes.byref(out)) == 0
         handle = out.value or 0
@@ -192,6 +195,7 @@ def test_exchange_table_reports_a_stream_the_data_is_ready_on(torch, cycles):
         torch_wait(torch, work, "reading on the reported stream")
     torch_wait(torch, s1, "s1")
     assert t.data_ptr == x.data_ptr()
+    del taken
     assert_read(torch, got, want, f"read on current_work_stream()={handle:#x} (s1={s1.cuda_stream:#x})")
 
 

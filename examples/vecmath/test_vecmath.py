@@ -390,8 +390,6 @@ def test_the_host_waits_only_for_memory_it_reads():
     assert (x.deleted, far.deleted) == (3, 1)
 
 
-@pytest.mark.xfail(strict=True, reason="pyext/ext.c's slice_arg compares code and bits but not lanes, so a "
-                   "vector dtype passes as its lanes' type; strict: remove this mark once it checks lanes")
 def test_vector_dtypes_are_refused_by_typed_slices():
     """float32x4 (code 2, bits 32, lanes 4: how DLPack says a vector of four
     floats per element) is not float32: a []float32 parameter refuses it."""

@@ -34,8 +34,10 @@ def gpu(array, device=(CUDA, 0), stream=None, **kw):
 
 
 def dropped():
-    """Collects garbage and asserts the driver is back where it started."""
+    """Collects garbage and asserts the driver is back where it started
+    (once the pinned blocks kept for reuse are freed)."""
     gc.collect()
+    _godlpack._pinned_trim()
     assert _godlpack._live() == (0, 0), _godlpack._live()
     drv.balanced()
 

@@ -269,3 +269,62 @@ def case_managed_memory_moves_to_the_host_after_its_stream():
     del t, h
     drv.unregister(a)
     dropped()
+
+
+# --- item 6: large host transfers go through pinned memory -----------------------
+
+def case_large_copies_to_the_host_land_in_pinned_memory_kept_for_reuse():
+    big = np.arange(3 << 17, dtype=np.float64)  # 3 MiB
+    a = device_array(big)
+    s1 = drv.stream(non_blocking=True)
+    drv.write_on(s1, a.ctypes.data, big.tobytes())
+    t = godlpack.from_dlpack(CtypesProducer(a, device=(CUDA, 0)), stream=s1)
+    drv.reset()
+    h = godlpack.from_dlpack(t, device=(CPU, 0))
+    assert h.device == (CPU, 0) and np.array_equal(np.asarray(h), big), "stale or wrong host copy"
+    assert drv.count("cuMemHostAlloc") == 1, drv.log()
+    assert [c["stream"] for c in drv.calls("cuMemcpyDtoHAsync_v2")] == [str(s1)], drv.log()
+    del h
+    for copy in (lambda: godlpack.from_dlpack(t.__dlpack__(max_version=(1, 3), dl_device=(CPU, 0))),
+                 lambda: godlpack.from_dlpack(t, device=(CPU, 0), copy=True)):
+        c = copy()
+        assert np.array_equal(np.asarray(c), big)
+        del c
+    assert drv.count("cuMemHostAlloc") == 1, f"the pinned block was not reused\n{drv.log()}"
+    rev = godlpack.from_dlpack(CtypesProducer(a[::-2], device=(CUDA, 0)), stream=s1)
+    assert np.array_equal(np.asarray(godlpack.from_dlpack(rev, device=(CPU, 0))), big[::-2])
+    small = godlpack.from_dlpack(CtypesProducer(a[:1000], device=(CUDA, 0)), stream=s1)
+    drv.reset()
+    assert np.array_equal(np.asarray(godlpack.from_dlpack(small, device=(CPU, 0))), big[:1000])
+    assert drv.count("cuMemHostAlloc") == 0, "a small copy was pinned"
+    del t, rev, small
+    drv.unregister(a)
+    dropped()
+
+
+def case_large_copies_to_the_gpu_are_staged_through_two_pinned_chunks():
+    rng = np.random.default_rng(7)
+    v = rng.standard_normal((20 << 20) // 8 + 3)  # 20 MiB and a bit: three 8 MiB chunks
+    want = v.tobytes()
+    drv.reset()
+    t = godlpack.from_dlpack(v, device=(CUDA, 0))
+    v[:] = 0  # the copy is done on return: the source may change
+    assert drv.count("cuMemcpyHtoDAsync_v2") == 3 and drv.count("cuMemHostAlloc") == 2, drv.log()
+    s2 = drv.stream(non_blocking=True)
+    cap = t.__dlpack__(max_version=(1, 3), stream=s2)
+    assert drv.read_on(s2, t.data_ptr, t.nbytes) == want, "the staged copy lost or reordered a chunk"
+    drv.reset()
+    u = godlpack.from_dlpack(godlpack.from_dlpack(np.frombuffer(want)), device=(CUDA, 0))
+    assert drv.count("cuMemHostAlloc") == 0, f"the staging chunks were not reused\n{drv.log()}"
+    assert drv.read_on(1, u.data_ptr, u.nbytes) == want
+    for name, skip in (("cuMemcpyHtoDAsync_v2", 1), ("cuEventSynchronize", 0), ("cuEventRecord", 2)):
+        drv.fail(name, skip=skip)
+        try:
+            godlpack.from_dlpack(np.frombuffer(want), device=(CUDA, 0))
+        except BufferError as e:
+            assert "fakecuda error 999" in str(e), (name, e)
+        else:
+            raise AssertionError(f"a failing {name} went unnoticed")
+        assert drv.depth() == 0 and drv.live_events() == 0, (name, drv.log())
+    del t, u, cap
+    dropped()
