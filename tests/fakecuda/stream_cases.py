@@ -104,6 +104,15 @@ class TableProducer(TorchLike):
 VALUES = np.arange(1, 1001, dtype=np.float64)
 
 
+def written_on_a_stream():
+    """Device memory that a producer's kernel on s1 (non-blocking) is still
+    writing VALUES to, s1, and another non-blocking stream for a consumer."""
+    a = device_array(VALUES)
+    s1, s2 = drv.stream(non_blocking=True), drv.stream(non_blocking=True)
+    drv.write_on(s1, a.ctypes.data, VALUES.tobytes())
+    return a, s1, s2
+
+
 def read_on(stream: int, t) -> np.ndarray:
     """What a kernel on stream reads from a (stand-in) CUDA tensor."""
     return np.frombuffer(drv.read_on(stream, t.data_ptr, t.nbytes), dtype=np.float64)
@@ -128,9 +137,7 @@ def case_a_producer_defaulting_to_no_sync_is_read_right_on_another_stream():
 
 
 def case_a_producers_exchange_table_stream_is_the_tensors_stream():
-    a = device_array(VALUES)
-    s1, s2 = drv.stream(non_blocking=True), drv.stream(non_blocking=True)
-    drv.write_on(s1, a.ctypes.data, VALUES.tobytes())
+    a, s1, s2 = written_on_a_stream()
     x = TableProducer(a, current=s1)
     TableProducer.current_stream = s1
     t = godlpack.from_dlpack(x)
@@ -156,9 +163,7 @@ def case_a_producers_exchange_table_stream_is_the_tensors_stream():
 def case_godlpacks_exchange_table_hands_data_ready_where_it_says():
     """A consumer of godlpack's own table (tvm-ffi) asks current_work_stream,
     gets NULL (the legacy stream), and reads there."""
-    a = device_array(VALUES)
-    s1, s2 = drv.stream(non_blocking=True), drv.stream(non_blocking=True)
-    drv.write_on(s1, a.ctypes.data, VALUES.tobytes())
+    a, s1, s2 = written_on_a_stream()
     t = godlpack.from_dlpack(TorchLike(a, current=s1), stream=s1)  # ready on s1
     cap = _probe.exchange_export(godlpack.Tensor.__dlpack_c_exchange_api__, t)
     assert read_versioned(cap).dl_tensor.data == a.ctypes.data
@@ -170,9 +175,7 @@ def case_godlpacks_exchange_table_hands_data_ready_where_it_says():
 
 
 def case_a_raw_capsule_takes_the_stream_it_is_ready_on():
-    a = device_array(VALUES)
-    s1, s2 = drv.stream(non_blocking=True), drv.stream(non_blocking=True)
-    drv.write_on(s1, a.ctypes.data, VALUES.tobytes())
+    a, s1, s2 = written_on_a_stream()
     p = CtypesProducer(a, device=(CUDA, 0))
     t = godlpack.from_dlpack(p.capsule(True), stream=s1)  # the caller says where it is ready
     cap = t.__dlpack__(max_version=(1, 3), stream=s2)
