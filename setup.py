@@ -1,6 +1,9 @@
 """Builds godlpack._godlpack from the Go package ./pyext/module with the one
-recipe in tools/godlpack_build.py (also used by `make ext`), and ships the
-public C headers inside the package (godlpack.get_include())."""
+recipe in tools/godlpack_build.py (also used by `make ext`), and ships inside
+the package the public C headers (godlpack.get_include()), the Go source of
+godlpack's module for extensions written in Go (godlpack/go:
+godlpack.get_go_source()) and the build backend `python -m godlpack new`
+copies into their projects (godlpack/_build)."""
 from __future__ import annotations
 
 import atexit
@@ -19,13 +22,37 @@ from godlpack_build import BuildGoExt, GoExtension  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+# The Go packages an extension module imports (go list -deps ./pyext), with
+# the headers they include: their sources, not their tests.
+GO_PACKAGES = [".", "core", "capsule", "producer", "consumer", "pyext"]
+
+
+def go_source_files() -> list[str]:
+    """godlpack's Go module as extensions build it, relative to HERE."""
+    files = ["go.mod", "go.sum", "LICENSE"]
+    for pkg in GO_PACKAGES:
+        for pattern in ("*.go", "*.c", "*.h", "*.s"):
+            for path in sorted(glob.glob(os.path.join(HERE, pkg, pattern))):
+                if not path.endswith("_test.go"):
+                    files.append(os.path.relpath(path, HERE))
+    files += [os.path.relpath(h, HERE) for h in sorted(glob.glob(os.path.join(HERE, "include", "godlpack", "*.h")))]
+    return files
+
+
 class BuildPyWithHeaders(build_py):
     def run(self) -> None:
         super().run()
-        dest = os.path.join(self.build_lib, "godlpack", "include", "godlpack")
+        pkg = os.path.join(self.build_lib, "godlpack")
+        dest = os.path.join(pkg, "include", "godlpack")
         os.makedirs(dest, exist_ok=True)
         for h in glob.glob(os.path.join(HERE, "include", "godlpack", "*.h")):
             shutil.copy(h, dest)
+        for rel in go_source_files():
+            out = os.path.join(pkg, "go", rel)
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            shutil.copy(os.path.join(HERE, rel), out)
+        os.makedirs(os.path.join(pkg, "_build"), exist_ok=True)
+        shutil.copy(os.path.join(HERE, "tools", "godlpack_build.py"), os.path.join(pkg, "_build"))
 
 
 # Build folders go to a temporary directory, not the source tree (pip install .

@@ -148,6 +148,33 @@ static gdl_elem np_elem(const np_descr* d) {
   return none;
 }
 
+/* Whether fn may write array argument i (pyext.Writes, ReadOnlyArgs). */
+static int writes(const gdl_fn* fn, int i) { return (fn->writes >> i) & 1; }
+
+/* Whether obj's producer treats its arrays as immutable even when its DLPack
+ * export does not say so: JAX (before 0.12, JAX exports legacy capsules,
+ * which carry no read-only flag). Its type's module is jax or jaxlib
+ * (jaxlib._jax.ArrayImpl). 1 yes, 0 no, -1 error set. */
+static int immutable_producer(PyObject* obj) {
+  PyObject* mod = PyObject_GetAttrString((PyObject*)Py_TYPE(obj), "__module__");
+  if (mod == NULL) {
+    PyErr_Clear();
+    return 0;
+  }
+  int r = 0;
+  if (PyUnicode_Check(mod)) {
+    const char* s = PyUnicode_AsUTF8(mod);
+    if (s == NULL) {
+      Py_DECREF(mod);
+      return -1;
+    }
+    r = (strncmp(s, "jax", 3) == 0 && (s[3] == '\0' || s[3] == '.')) ||
+        (strncmp(s, "jaxlib", 6) == 0 && (s[6] == '\0' || s[6] == '.'));
+  }
+  Py_DECREF(mod);
+  return r;
+}
+
 /* The fast path for a NumPy array passed to a typed-slice parameter: its
  * fields read directly, with no capsule and no Python call. Taken (1) only
  * when the array is what the DLPack path would accept: exactly the element
@@ -159,7 +186,7 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   const np_array* x = (const np_array*)obj;
   gdl_elem want = fn->elem[i], got = np_elem(x->descr);
   if (got.code != want.code || got.bits != want.bits || !(x->flags & NP_C_CONTIGUOUS) || !(x->flags & NP_ALIGNED) ||
-      (!(x->flags & NP_WRITEABLE) && !fn->readonly_ok) || x->nd > GDL_MAX_NDIM)
+      (!(x->flags & NP_WRITEABLE) && writes(fn, i)) || x->nd > GDL_MAX_NDIM)
     return 0;
   int64_t n = 1;
   for (int k = 0; k < x->nd; k++) n *= x->dimensions[k]; /* NumPy's sizes fit */
@@ -172,8 +199,10 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   return 1;
 }
 
-/* Imports obj as an array argument: validated, writable unless the function
- * accepts read-only arrays, and for a typed slice CPU-accessible, of its
+/* Imports obj as an array argument: validated; refused where PyTorch would
+ * export wrong values (negative or conjugate bit), as from_dlpack refuses
+ * it; when the function writes it (fn->writes), writable and not from a
+ * producer that treats its arrays as immutable (JAX); and for a typed slice CPU-accessible, of its
  * element type, compact and aligned. A godlpack.Tensor or *consumer.Tensor
  * takes any device (its typed views refuse memory the CPU cannot read); the
  * data is ready on the legacy default stream, as godlpack asks producers for
@@ -181,9 +210,34 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
 static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   int typed = fn->elem[i].bits != 0;
   if (typed && is_ndarray(obj) && ndarray_arg(fn, i, obj, a)) return 0;
+  if (writes(fn, i) && !PyCapsule_CheckExact(obj)) {
+    int imm = immutable_producer(obj);
+    if (imm < 0) return -1;
+    if (imm) {
+      PyErr_Format(PyExc_BufferError,
+                   "%s(): argument %d is a %.200s, which its producer (JAX) treats as immutable, and %s may write to "
+                   "it; pass a mutable copy (e.g. numpy.array(x)), or declare the argument read-only in Go "
+                   "(pyext.Writes)",
+                   fn->name, i + 1, Py_TYPE(obj)->tp_name, fn->name);
+      return -1;
+    }
+  }
   int versioned;
-  void* m = gdl_managed_from_object(obj, NULL, GDL.max_version, NULL, NULL, &versioned);
-  if (m == NULL) return -1;
+  /* from_dlpack's checks first: PyTorch's negative bit (its __dlpack__
+   * refuses the conjugate bit itself). */
+  void* m = gdl_managed_from_object_checked(obj, GDL.max_version, &versioned);
+  if (m == NULL) {
+    if (PyErr_ExceptionMatches(PyExc_BufferError)) { /* say which argument */
+      PyObject *et, *ev, *etb;
+      PyErr_Fetch(&et, &ev, &etb);
+      PyErr_NormalizeException(&et, &ev, &etb);
+      PyErr_Format(PyExc_BufferError, "%s() argument %d: %S", fn->name, i + 1, ev);
+      Py_XDECREF(et);
+      Py_XDECREF(ev);
+      Py_XDECREF(etb);
+    }
+    return -1;
+  }
   char msg[256];
   int k = versioned ? gdl_check_versioned(m, msg, sizeof msg) : gdl_check_legacy(m, msg, sizeof msg);
   const DLTensor* t = versioned ? &((DLManagedTensorVersioned*)m)->dl_tensor : &((DLManagedTensor*)m)->dl_tensor;
@@ -193,7 +247,7 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
              (int)t->device.device_type);
     k = -1;
   }
-  if (k == GDL_OK && versioned && !fn->readonly_ok &&
+  if (k == GDL_OK && versioned && writes(fn, i) &&
       (((DLManagedTensorVersioned*)m)->flags & DLPACK_FLAG_BITMASK_READ_ONLY)) {
     snprintf(msg, sizeof msg, "argument %d is read-only, and %s may write to it", i + 1, fn->name);
     k = -1;
@@ -213,37 +267,104 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   return typed ? slice_arg(fn, i, t, v) : 0;
 }
 
+/* NumPy's bool scalar (numpy.bool, numpy.bool_ before NumPy 2), by name:
+ * it is no int (NumPy 2 gives it no __index__), but it is a bool. */
+static int is_numpy_bool(PyObject* obj) {
+  const char* n = Py_TYPE(obj)->tp_name;
+  return strcmp(n, "numpy.bool") == 0 || strcmp(n, "numpy.bool_") == 0;
+}
+
+static const char* scalar_name(gdl_elem e) {
+  static char buf[16];
+  snprintf(buf, sizeof buf, "%s%d", e.code == kDLInt ? "int" : e.code == kDLUInt ? "uint" : "float", (int)e.bits);
+  return buf; /* with the GIL: one call at a time */
+}
+
+static int out_of_range(const gdl_fn* fn, int i, PyObject* obj) {
+  PyErr_Format(PyExc_OverflowError, "%s() argument %d: %R out of range for %s", fn->name, i + 1, obj,
+               scalar_name(fn->elem[i]));
+  return -1;
+}
+
+/* An integer argument: an int or anything with __index__ (NumPy integer
+ * scalars), not a bool (nor numpy.bool) and not a float; range-checked
+ * against the parameter's Go type. */
+static int int_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
+  if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "%s() argument %d must be int, not %.200s", fn->name, i + 1, Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  PyObject* n = PyNumber_Index(obj);
+  if (n == NULL) return -1;
+  gdl_elem e = fn->elem[i];
+  int bits = e.bits ? e.bits : 64, overflow = 0, r = 0;
+  if (fn->sig[i] == GDL_V_UINT) {
+    unsigned long long u = 0;
+    long long x = PyLong_AsLongLongAndOverflow(n, &overflow);
+    if (x == -1 && !overflow && PyErr_Occurred()) {
+      r = -1;
+    } else if (overflow < 0 || (!overflow && x < 0)) {
+      overflow = 1; /* negative */
+    } else if (!overflow) {
+      u = (unsigned long long)x;
+    } else { /* beyond int64: maybe a uint64 */
+      u = PyLong_AsUnsignedLongLong(n);
+      overflow = u == (unsigned long long)-1 && PyErr_Occurred();
+      if (overflow) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) r = -1;
+        else PyErr_Clear();
+      }
+    }
+    if (!overflow && bits < 64 && u >> bits) overflow = 1;
+    v->i = (int64_t)u;
+  } else {
+    long long x = PyLong_AsLongLongAndOverflow(n, &overflow);
+    if (x == -1 && !overflow && PyErr_Occurred()) r = -1;
+    if (!overflow && bits < 64 && (x < -(1LL << (bits - 1)) || x >= (1LL << (bits - 1)))) overflow = 1;
+    v->i = x;
+  }
+  if (r == 0 && overflow) r = out_of_range(fn, i, n);
+  Py_DECREF(n);
+  return r;
+}
+
+/* A float argument: what float() takes from numbers (float, int, NumPy
+ * scalars: __float__ or __index__), not a str; a float32 parameter refuses
+ * finite values beyond float32's range (they would become inf), as
+ * struct.pack("f", ...) does. */
+static int float_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
+  v->f = PyFloat_AsDouble(obj);
+  if (v->f == -1.0 && PyErr_Occurred()) {
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "%s() argument %d must be float, not %.200s", fn->name, i + 1,
+                   Py_TYPE(obj)->tp_name);
+    } else if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+      PyErr_Clear();
+      out_of_range(fn, i, obj);
+    }
+    return -1;
+  }
+  if (fn->elem[i].bits == 32 && isfinite(v->f) && isinf((float)v->f)) return out_of_range(fn, i, obj);
+  return 0;
+}
+
 static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   gdl_value* v = &a->v[i];
   switch (fn->sig[i]) {
     case GDL_V_FLOAT:
-      v->f = PyFloat_AsDouble(obj);
-      return v->f == -1.0 && PyErr_Occurred() ? -1 : 0;
+      return float_arg(fn, i, obj, v);
     case GDL_V_INT:
-    case GDL_V_UINT: {
-      if (!PyLong_Check(obj) || PyBool_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s() argument %d must be int, not %.200s", fn->name, i + 1,
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-      }
-      if (fn->sig[i] == GDL_V_UINT) {
-        unsigned long long u = PyLong_AsUnsignedLongLong(obj);
-        if (u == (unsigned long long)-1 && PyErr_Occurred()) return -1;
-        v->i = (int64_t)u;
-      } else {
-        v->i = PyLong_AsLongLong(obj);
-        if (v->i == -1 && PyErr_Occurred()) return -1;
-      }
-      return 0;
-    }
+    case GDL_V_UINT:
+      return int_arg(fn, i, obj, v);
     case GDL_V_BOOL:
-      if (!PyBool_Check(obj)) {
+      if (!PyBool_Check(obj) && !is_numpy_bool(obj)) {
         PyErr_Format(PyExc_TypeError, "%s() argument %d must be bool, not %.200s", fn->name, i + 1,
                      Py_TYPE(obj)->tp_name);
         return -1;
       }
-      v->i = obj == Py_True;
-      return 0;
+      v->i = PyObject_IsTrue(obj);
+      return v->i < 0 ? -1 : 0;
     case GDL_V_STR: {
       Py_ssize_t n;
       if (!PyUnicode_Check(obj)) {

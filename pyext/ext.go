@@ -104,10 +104,64 @@ const (
 	// ReleaseGIL runs the Go function without the GIL: other Python threads
 	// run meanwhile. Arguments are converted before and results after.
 	ReleaseGIL Option = iota + 1
-	// ReadOnlyArgs accepts read-only arrays (the function promises not to
-	// write them); otherwise they are refused with BufferError.
+	// ReadOnlyArgs declares that the function writes none of its array
+	// arguments: read-only arrays are accepted (it promises not to write
+	// them). It is Writes() with no parameters.
 	ReadOnlyArgs
 )
+
+// writesOpt marks an Option made by Writes: bits 0-15 are the parameters
+// written, badParam one out of range.
+const (
+	writesOpt Option = 1 << 40
+	badParam  Option = 1 << 20
+)
+
+// Writes declares which array arguments the function writes, by parameter
+// index from 0: saxpy(a, x, y) writing y is Def("saxpy", saxpy, doc,
+// pyext.Writes(2)). Those must be writable (a read-only array is refused
+// with BufferError), and never an array its producer treats as immutable
+// (a JAX array, whose legacy DLPack export carries no read-only flag); the
+// other array arguments are only read, and may be read-only. Without Writes
+// or ReadOnlyArgs every array argument may be written. Indices that are not
+// array parameters make Init fail with ImportError.
+func Writes(params ...int) Option {
+	o := writesOpt
+	for _, p := range params {
+		if p < 0 || p >= C.GDL_MAX_PARAMS {
+			o |= badParam
+			continue
+		}
+		o |= 1 << p
+	}
+	return o
+}
+
+// writesMask is the C descriptor's writes bits for opts and the signature.
+func writesMask(opts []Option, sig []byte) (uint32, error) {
+	declared, mask := false, uint32(0)
+	for _, o := range opts {
+		switch {
+		case o == ReadOnlyArgs:
+			declared = true
+		case o&writesOpt != 0:
+			declared = true
+			if o&badParam != 0 {
+				return 0, fmt.Errorf("pyext.Writes: a parameter index beyond %d", C.GDL_MAX_PARAMS-1)
+			}
+			mask |= uint32(o & 0xffff)
+		}
+	}
+	if !declared {
+		return 1<<len(sig) - 1, nil
+	}
+	for i := 0; i < C.GDL_MAX_PARAMS; i++ {
+		if mask>>i&1 != 0 && (i >= len(sig) || sig[i] != C.GDL_V_ARRAY) {
+			return 0, fmt.Errorf("pyext.Writes(%d): parameter %d is not an array (the function has %d parameters)", i, i, len(sig))
+		}
+	}
+	return mask, nil
+}
 
 // NewModule starts a module definition.
 func NewModule(name, doc string) *Module { return &Module{name: name, doc: doc} }
@@ -198,9 +252,14 @@ func pyErrKind(err error) C.int {
 }
 
 // register fills f.c's count, result kinds, strings and flags, and gives f
-// its id.
-func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []byte) {
+// its id; an error (a bad option) registers nothing.
+func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []byte) error {
 	c := f.c
+	mask, err := writesMask(opts, unsafe.Slice((*byte)(unsafe.Pointer(&c.sig[0])), nparams))
+	if err != nil {
+		return err
+	}
+	c.writes = C.uint32_t(mask)
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&c.kinds[0])), C.GDL_MAX_RESULTS+1), kinds)
 	c.nparams = C.int(nparams)
 	c.nresults = C.int(len(kinds))
@@ -210,8 +269,6 @@ func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []b
 		switch o {
 		case ReleaseGIL:
 			c.release_gil = 1
-		case ReadOnlyArgs:
-			c.readonly_ok = 1
 		}
 	}
 	registry.Lock()
@@ -223,6 +280,7 @@ func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []b
 	funcs = append(funcs[:len(funcs):len(funcs)], f)
 	registry.funcs.Store(&funcs)
 	registry.Unlock()
+	return nil
 }
 
 // registry holds every function defined in this process, by id: an
@@ -306,7 +364,10 @@ func newGoFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) 
 		kinds = append(kinds, r.kind)
 	}
 	f.c = c
-	register(f, name, doc, opts, t.NumIn(), kinds)
+	if err := register(f, name, doc, opts, t.NumIn(), kinds); err != nil {
+		C.free(unsafe.Pointer(c))
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -400,10 +461,19 @@ func sliceParam(t reflect.Type) (param, bool) {
 	return nil, false
 }
 
-// elemOf is what C checks an array argument against for a parameter of type
-// t: a typed slice's element dtype, zero for anything else.
+// elemOf is what C checks an argument against for a parameter of type t: a
+// typed slice's element dtype, a numeric scalar's Go type (for its range
+// check), zero for anything else.
 func elemOf(t reflect.Type) C.gdl_elem {
-	if t.Kind() != reflect.Slice {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return C.gdl_elem{code: C.uint8_t(godlpack.Int64.Code), bits: C.uint8_t(t.Bits())}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return C.gdl_elem{code: C.uint8_t(godlpack.Uint64.Code), bits: C.uint8_t(t.Bits())}
+	case reflect.Float32, reflect.Float64:
+		return C.gdl_elem{code: C.uint8_t(godlpack.Float64.Code), bits: C.uint8_t(t.Bits())}
+	case reflect.Slice:
+	default:
 		return C.gdl_elem{}
 	}
 	dt, _ := godlpack.DTypeOfKind(t.Elem().Kind())

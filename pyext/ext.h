@@ -31,20 +31,23 @@ typedef struct {
   void* data;
 } gdl_value;
 
-/* A typed-slice parameter's element type (DLPack code and bits); bits 0
- * for any other parameter. */
+/* A typed-slice parameter's element type (DLPack code and bits); for a
+ * numeric scalar parameter, its Go type (int8: {kDLInt, 8}), which C
+ * range-checks arguments against; bits 0 for any other parameter. */
 typedef struct {
   uint8_t code, bits;
 } gdl_elem;
 
 /* A registered function: id into Go's table, its Python name and docstring,
- * the signature (one letter per parameter), and its flags. */
+ * the signature (one letter per parameter), and its flags. writes: bit i set
+ * when the function may write array argument i (it must then be writable,
+ * and not an array its producer treats as immutable). */
 typedef struct {
   int id;
   int nparams;
   int nresults;
   int release_gil;
-  int readonly_ok;
+  uint32_t writes;
   char sig[GDL_MAX_PARAMS + 1];
   char kinds[GDL_MAX_RESULTS + 1]; /* result kinds, same letters */
   gdl_elem elem[GDL_MAX_PARAMS];

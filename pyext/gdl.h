@@ -132,6 +132,10 @@ extern void gdlGoStats(uint64_t* heap_bytes, uint64_t* heap_objects, uint64_t* n
  * reads a missing stream as -1, "no synchronisation"). */
 void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_version, PyObject* dl_device,
                               PyObject* copy, int* versioned);
+/* gdl_managed_from_object(obj, NULL, max_version, NULL, NULL, versioned) with
+ * from_dlpack's checks of the producer first (PyTorch's negative bit): for
+ * the arguments of Go extension functions. */
+void* gdl_managed_from_object_checked(PyObject* obj, PyObject* max_version, int* versioned);
 /* Through type(obj).__dlpack_c_exchange_api__ if it has one: 1 with *out set
  * and *stream the stream its data is ready on (the table's current work
  * stream, for devices with streams), 0 when the type has none (or it does not

@@ -93,6 +93,14 @@ void* gdl_managed_from_object(PyObject* obj, PyObject* stream, PyObject* max_ver
   return managed;
 }
 
+void* gdl_managed_from_object_checked(PyObject* obj, PyObject* max_version, int* versioned) {
+  PyObject* meth = NULL;
+  if (!PyCapsule_CheckExact(obj) && gdl_exchange_check_dlpack(obj, &meth) < 0) return NULL;
+  void* managed = managed_from(obj, meth, Py_None, max_version, NULL, NULL, versioned);
+  Py_XDECREF(meth);
+  return managed;
+}
+
 /* from_dlpack(..., stream=S): S is the stream the caller will use the data
  * on (*id), on the device the data ends up on (want, when given). It is
  * passed to producers on devices with streams (after asking

@@ -192,7 +192,7 @@ type paramSpec struct {
 func (a argConv[A]) spec() paramSpec { return paramSpec{a.kind, a.elem} }
 
 // newTyped makes the C descriptor for a typed function.
-func newTyped(name, doc string, opts []Option, params []paramSpec, kind byte, call typedCall) *goFunc {
+func newTyped(name, doc string, opts []Option, params []paramSpec, kind byte, call typedCall) (*goFunc, error) {
 	f := &goFunc{name: name, call: call}
 	f.c = (*C.gdl_fn)(C.calloc(1, C.sizeof_gdl_fn)) // lives as long as the process
 	for i, p := range params {
@@ -203,8 +203,11 @@ func newTyped(name, doc string, opts []Option, params []paramSpec, kind byte, ca
 	if kind != 0 {
 		kinds = []byte{kind}
 	}
-	register(f, name, doc, opts, len(params), kinds)
-	return f
+	if err := register(f, name, doc, opts, len(params), kinds); err != nil {
+		C.free(unsafe.Pointer(f.c))
+		return nil, err
+	}
+	return f, nil
 }
 
 func typedErr(what string, i int, err error) error { return fmt.Errorf("%s %d: %w", what, i, err) }
@@ -218,7 +221,7 @@ func Func0[R any](fn func() R) Typed {
 		}
 		return newTyped(name, doc, opts, nil, rc.kind, func(in, out []C.gdl_value, _ string) (int, error) {
 			return putResult(rc, fn(), out, in)
-		}), nil
+		})
 	}}
 }
 
@@ -239,7 +242,7 @@ func Func1[A, R any](fn func(A) R) Typed {
 				return 0, err
 			}
 			return putResult(rc, fn(a), out, in)
-		}), nil
+		})
 	}}
 }
 
@@ -268,7 +271,7 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 				return 0, err
 			}
 			return putResult(rc, fn(a, b), out, in)
-		}), nil
+		})
 	}}
 }
 
@@ -293,7 +296,7 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 				return 0, err
 			}
 			return putResult(rc, r, out, in)
-		}), nil
+		})
 	}}
 }
 
@@ -326,7 +329,7 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 				return 0, err
 			}
 			return putResult(rc, r, out, in)
-		}), nil
+		})
 	}}
 }
 

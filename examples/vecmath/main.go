@@ -28,7 +28,11 @@ var module = pyext.NewModule("vecmath", "Vector math in Go, on any DLPack array.
 	Def("where", pyext.Func1(where), "where(t)\n--\n\nAny array's device and data address, e.g. 'cuda:0 0x7f0a2c000000'.", pyext.ReadOnlyArgs).
 	Def("mean", pyext.FuncE1(mean), "mean(x)\n--\n\nThe mean of a compact float32 or float64 array.", pyext.ReadOnlyArgs).
 	Def("echo", echo, "echo(x)\n--\n\nReturns x itself: refused, the result would alias an argument (for tests).", pyext.ReadOnlyArgs).
-	Def("fail", pyext.Func1(fail), "fail(how)\n--\n\nRaises: how is 'error', 'buffer' or 'panic' (for tests).")
+	Def("fail", pyext.Func1(fail), "fail(how)\n--\n\nRaises: how is 'error', 'buffer' or 'panic' (for tests).").
+	// saxpy writes y only: x may be read-only (pyext.Writes, by index from 0).
+	Def("saxpy", saxpy, "saxpy(a, x, y)\n--\n\ny += a*x in place (float32); x is only read.", pyext.Writes(2)).
+	Def("widths", widths, "widths(i, i8, i16, i32, i64, u, u8, u16, u32, u64, f32, b)\n--\n\nIts arguments, "+
+		"each range-checked against its Go type, as one string (for tests).", pyext.ReadOnlyArgs)
 
 func scale(x []float32, a float32) {
 	for i := range x {
@@ -104,6 +108,21 @@ func meanOf[T float32 | float64](xs []T, err error) (float64, error) {
 		sum += float64(v)
 	}
 	return sum / float64(len(xs)), nil
+}
+
+func saxpy(a float32, x, y []float32) error {
+	if len(x) != len(y) {
+		return &pyext.ValueError{Msg: "saxpy: x and y differ in length"}
+	}
+	for i := range y {
+		y[i] += a * x[i]
+	}
+	return nil
+}
+
+func widths(i int, i8 int8, i16 int16, i32 int32, i64 int64, u uint, u8 uint8, u16 uint16, u32 uint32, u64 uint64,
+	f32 float32, b bool) string {
+	return fmt.Sprint(i, i8, i16, i32, i64, u, u8, u16, u32, u64, f32, b)
 }
 
 func echo(x []float64) []float64 { return x }

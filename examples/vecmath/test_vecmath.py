@@ -416,3 +416,130 @@ def test_a_tensor_parameter_takes_any_layout_and_dtype():
     assert vecmath.describe(np.zeros((2, 3), np.float32)) == "float32 [2 3]"
     assert vecmath.describe(np.zeros((3, 4), np.int16).T) == "int16 [4 3]"
     assert vecmath.describe(np.array(1.0)) == "float64 []"
+
+
+# Arguments as careful as godlpack.from_dlpack (issue 22).
+
+
+def _neg_view(torch, dtype):
+    """A tensor with PyTorch's negative bit set: logical value [-2.0]."""
+    t = torch.tensor([1 + 2j], dtype=dtype).conj().imag
+    assert t.is_neg() and t.tolist() == [-2.0]
+    return t
+
+
+def test_torch_negative_bit_is_refused_on_every_array_path():
+    torch = pytest.importorskip("torch")
+    t64 = _neg_view(torch, torch.complex128)
+    for call in (lambda: vecmath.norm(t64),  # typed slice, Func1
+                 lambda: vecmath.clip(t64, -10.0, 10.0),  # typed slice, reflection
+                 lambda: vecmath.describe(t64),  # godlpack.Tensor
+                 lambda: vecmath.mean(t64)):  # *consumer.Tensor
+        with pytest.raises(BufferError, match=r"argument 1: .*negative bit set.*resolve_neg\(\)"):
+            call()
+    t32 = _neg_view(torch, torch.complex64)
+    with pytest.raises(BufferError, match="negative bit"):
+        vecmath.scale(t32, 1.0)
+    assert t32.tolist() == [-2.0]
+    assert vecmath.norm(t64.resolve_neg()) == 2.0  # resolved: the right value
+
+
+def test_torch_conjugate_bit_is_refused():
+    torch = pytest.importorskip("torch")
+    z = torch.tensor([1 + 2j]).conj()
+    assert z.is_conj()
+    with pytest.raises(BufferError, match="argument 1: .*conjugate bit"):
+        vecmath.describe(z)
+
+
+def test_jax_arrays_are_never_written():
+    jax = pytest.importorskip("jax")
+    x = jax.numpy.arange(3, dtype=jax.numpy.float32)
+    with pytest.raises(BufferError, match=r"scale\(\): argument 1 is a .*ArrayImpl.*immutable"):
+        vecmath.scale(x, 2.0)
+    y = jax.numpy.ones(3, dtype=jax.numpy.float32)
+    with pytest.raises(BufferError, match="argument 3 .*immutable"):
+        vecmath.saxpy(2.0, np.ones(3, np.float32), y)
+    assert x.tolist() == [0.0, 1.0, 2.0] and y.tolist() == [1.0, 1.0, 1.0]
+    # Read, not written: accepted.
+    out = np.zeros(3, np.float32)
+    vecmath.saxpy(2.0, x, out)
+    assert out.tolist() == [0.0, 2.0, 4.0]
+    assert vecmath.describe(x) == "float32 [3]"
+
+
+def test_mutability_is_declared_per_argument():
+    x = np.arange(3, dtype=np.float32)
+    x.setflags(write=False)
+    y = np.ones(3, np.float32)
+    vecmath.saxpy(2.0, x, y)  # x is only read: a read-only x is fine
+    assert y.tolist() == [1.0, 3.0, 5.0]
+    with pytest.raises(BufferError, match="argument 3 is read-only"):
+        vecmath.saxpy(2.0, y, x)  # y is written: a read-only y is refused
+    assert x.tolist() == [0.0, 1.0, 2.0]
+    # A read-only array through DLPack (a subclass is not NumPy's fast path).
+    sub = np.ones(3, np.float32).view(type("Sub", (np.ndarray,), {}))
+    sub.setflags(write=False)
+    with pytest.raises(BufferError, match="argument 3 is read-only"):
+        vecmath.saxpy(2.0, x, sub)
+    vecmath.saxpy(1.0, sub, y)
+    assert y.tolist() == [2.0, 4.0, 6.0]
+
+
+W = dict(i=0, i8=0, i16=0, i32=0, i64=0, u=0, u8=0, u16=0, u32=0, u64=0, f32=0.0, b=False)
+WN = list(W)
+LIMITS = {"i8": (-2**7, 2**7 - 1), "i16": (-2**15, 2**15 - 1), "i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
+          "i": (-2**63, 2**63 - 1), "u": (0, 2**64 - 1), "u8": (0, 2**8 - 1), "u16": (0, 2**16 - 1),
+          "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
+GO_NAME = {"i": "int64", "u": "uint64", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
+           "u16": "uint16", "u32": "uint32", "u64": "uint64"}
+
+
+def widths(**kw):
+    return vecmath.widths(*dict(W, **kw).values())
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_every_integer_width_is_range_checked_naming_the_argument(name):
+    lo, hi = LIMITS[name]
+    pos = WN.index(name) + 1
+    assert widths(**{name: lo}).split()[pos - 1] == str(lo)
+    assert widths(**{name: hi}).split()[pos - 1] == str(hi)
+    for bad in (lo - 1, hi + 1, 10**30, -10**30):
+        with pytest.raises(OverflowError, match=rf"^widths\(\) argument {pos}: {bad} out of range for {GO_NAME[name]}$"):
+            widths(**{name: bad})
+
+
+def test_float32_is_range_checked():
+    x = np.ones(2, np.float32)
+    for bad in (2**200, 1e39, -1e39, 10**400):
+        with pytest.raises(OverflowError, match=r"scale\(\) argument 2: .* out of range for float32"):
+            vecmath.scale(x, bad)
+    assert x.tolist() == [1.0, 1.0]
+    assert widths(f32=3.4e38).split()[10] != "+Inf"
+    # inf and nan are float32 values: passed as they are.
+    assert widths(f32=float("inf")).split()[10] == "+Inf"
+    assert widths(f32=float("nan")).split()[10] == "NaN"
+
+
+def test_numpy_scalars_are_accepted_where_python_scalars_are():
+    x = np.ones(2, np.float32)
+    vecmath.scale(x, np.float32(2.5))
+    vecmath.scale(x, np.float64(2.0))
+    vecmath.scale(x, np.int64(2))  # an int is a float, as float() says
+    assert x.tolist() == [10.0, 10.0]
+    assert widths(i=np.int64(3), i8=np.int8(-4), u8=np.uint8(255), u64=np.uint64(2**64 - 1), b=np.bool_(True),
+                  f32=np.float32(2.5)) == f"3 -4 0 0 0 0 255 0 0 {2**64 - 1} 2.5 true"
+    with pytest.raises(OverflowError, match="argument 2: 300 out of range for int8"):
+        widths(i8=np.int64(300))
+
+
+def test_a_float_is_not_an_int_and_a_bool_parameter_takes_bools_only():
+    for bad in (3.0, np.float64(3.0), True, np.bool_(True), "3"):
+        with pytest.raises(TypeError, match=r"widths\(\) argument 1 must be int"):
+            widths(i=bad)
+    for bad in (1, np.int64(1), "x"):
+        with pytest.raises(TypeError, match=r"widths\(\) argument 12 must be bool"):
+            widths(b=bad)
+    with pytest.raises(TypeError, match=r"scale\(\) argument 2 must be float, not str"):
+        vecmath.scale(np.ones(1, np.float32), "2")

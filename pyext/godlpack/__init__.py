@@ -32,6 +32,7 @@ __all__ = [
     "full",
     "arange",
     "get_include",
+    "get_go_source",
     "__version__",
 ]
 
@@ -201,6 +202,18 @@ def check(*modules: str) -> list:
     from .conformance import check as _check
 
     return _check(*modules)
+
+
+def get_go_source() -> str:
+    """Folder holding the Go source of godlpack's module (github.com/godlpack/godlpack:
+    go.mod, the root package, core/, capsule/, producer/, consumer/, pyext/,
+    include/), for a `replace` line in an extension's go.mod: shipped inside
+    the installed package (godlpack/go), or the source tree (PYTHONPATH=pyext)."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    shipped = _os.path.join(here, "go")  # installed from a wheel or sdist
+    if _os.path.isfile(_os.path.join(shipped, "go.mod")):
+        return shipped
+    return _os.path.normpath(_os.path.join(here, "..", ".."))  # source tree, editable install
 
 
 def get_include() -> str:
