@@ -393,18 +393,9 @@ def test_the_host_waits_only_for_memory_it_reads():
 def test_vector_dtypes_are_refused_by_typed_slices():
     """float32x4 (code 2, bits 32, lanes 4: how DLPack says a vector of four
     floats per element) is not float32: a []float32 parameter refuses it."""
-    import ctypes
-
-    class Tensor(ctypes.Structure):
-        _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("ctx", ctypes.c_void_p),
-                    ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("data", ctypes.c_void_p),
-                    ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
-                    ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
-                    ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
-                    ("byte_offset", ctypes.c_uint64)]
-
     shape, strides, memory = (ctypes.c_int64 * 1)(3), (ctypes.c_int64 * 1)(1), (ctypes.c_float * 12)(*range(12))
-    t = Tensor(1, 3, None, None, 0, ctypes.addressof(memory), 1, 0, 1, 2, 32, 4, shape, strides, 0)  # CPU float32x4
+    t = _DLManagedTensorVersioned(1, 3, None, None, 0, ctypes.addressof(memory), 1, 0, 1, 2, 32, 4, shape, strides,
+                                  0)  # CPU float32x4
     new = ctypes.pythonapi.PyCapsule_New
     new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
     with pytest.raises(BufferError, match="float32x4"):
