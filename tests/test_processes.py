@@ -141,3 +141,36 @@ def test_godlpack_tensors_through_pools(tmp_path, method):
             print("ok")
     """, child_env())
     assert out.strip() == "ok"
+
+
+def test_vecmath_tensors_unpickle_with_vecmath_alone(tmp_path, vecmath_path):
+    """Pickled in one process, unpickled in a fresh one: the reconstructor is
+    vecmath._rebuild_tensor, so loading imports vecmath, never godlpack."""
+    run_script(tmp_path, """
+        import copy, pickle, sys
+        import numpy as np, vecmath
+        t = vecmath.add(np.arange(6.0), np.ones(6))
+        bufs = []
+        blobs = {"p5": pickle.dumps(t, protocol=5), "p2": pickle.dumps(t, protocol=2),
+                 "oob": pickle.dumps(t, protocol=5, buffer_callback=bufs.append)}
+        assert len(bufs) == 1 and b"vecmath" in blobs["p2"] and b"godlpack" not in blobs["p2"]
+        blobs["buf"] = bytes(bufs[0].raw())
+        c, d = copy.copy(t), copy.deepcopy(t)
+        assert type(c) is vecmath.Tensor and c.tolist() == d.tolist() == t.tolist() and c.data_ptr != t.data_ptr
+        with open("blobs.pickle", "wb") as f:
+            pickle.dump(blobs, f)
+        assert "godlpack" not in sys.modules
+    """, vecmath_env(vecmath_path))
+    out = run_script(tmp_path, """
+        import pickle, sys
+        with open("blobs.pickle", "rb") as f:
+            blobs = pickle.load(f)
+        ts = [pickle.loads(blobs["p5"]), pickle.loads(blobs["p2"]),
+              pickle.loads(blobs["oob"], buffers=[bytearray(blobs["buf"])])]
+        assert "vecmath" in sys.modules and "godlpack" not in sys.modules
+        import vecmath
+        for t in ts:
+            assert type(t) is vecmath.Tensor and t.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], t
+        print(vecmath.norm(ts[2]) ** 2)
+    """, vecmath_env(vecmath_path))
+    assert float(out) == 91.0
