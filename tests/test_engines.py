@@ -1,6 +1,7 @@
 """Distributed engines with Tensors of a Go extension (examples/vecmath):
-Dask on a LocalCluster of two worker processes and Ray with two CPUs, both on
-127.0.0.1 only. Each scenario runs in a child Python of its own (vecmath
+Dask on a LocalCluster of two worker processes on 127.0.0.1, and Ray with two
+CPUs on one local node (asked for 127.0.0.1; Ray 2.60 replaces a loopback
+node address with the host's own, services.resolve_ip_for_localhost). Each scenario runs in a child Python of its own (vecmath
 alone on its path: one Go runtime per process) in a new session, killed with
 its workers when it outlives its hard limit; inside, every wait has a
 timeout and the cluster is shut down in a finally."""
@@ -120,6 +121,7 @@ def test_ray_task_returns_a_tensor_and_put_get_round_trips_one(tmp_path, vecmath
             ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
                      object_store_memory=100 * 1024 * 1024)
             try:
+                assert len(ray.nodes()) == 1  # one local node (Ray turns 127.0.0.1 into the host's own address)
                 t = ray.get(make.remote(5), timeout=T)  # a Tensor made by Go in a worker
                 assert type(t) is vecmath.Tensor and t.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0], t
                 ref = ray.put(t)
