@@ -221,7 +221,7 @@ def crafted(i, value):
     (crafted(3, (1 << 62, 1 << 62)), ValueError, "count overflows"),
     (crafted(3, (0, 1 << 62, 1 << 62)), ValueError, "count overflows"),
     (crafted(3, (1 << 61,)), ValueError, "bytes overflows"),
-    (crafted(3, (1 << 70,)), OverflowError, "too large"),
+    (crafted(3, (1 << 70,)), OverflowError, "too big"),
     (crafted(3, (True, 3)), TypeError, "shape entries"),
     (crafted(3, [3]), ValueError, "shape must be a tuple"),
     (crafted(3, (1,) * 65), ValueError, "at most 64"),
