@@ -59,12 +59,14 @@ test: lint gotest pytest
 # Python exchange figures: every path next to NumPy, PyTorch, JAX, tvm-ffi and
 # a C floor, ratios in one process (bench/out/, git-ignored; UPDATE=1 rewrites
 # the committed bench/results/); the GPU figures (bench/gpu_bench.py: one line
-# without a GPU); then the Go-side figures (export, import,
+# without a GPU); pickling and a Dask map against NumPy (bench/scale_bench.py);
+# then the Go-side figures (export, import,
 # pinning, one cgo crossing).
 bench: ext venv
 	$(PYTHON) -c 'import tvm_ffi' 2>/dev/null || $(PYTHON) -m pip install -q apache-tvm-ffi
 	PYTHONPATH=pyext $(PYTHON) bench/bench.py $(if $(UPDATE),--update)
 	PYTHONPATH=pyext $(PYTHON) bench/gpu_bench.py
+	PYTHONPATH=pyext $(PYTHON) bench/scale_bench.py
 	go test -run='^$$' -bench=. -benchtime=200ms ./producer ./consumer
 
 soak: ext venv

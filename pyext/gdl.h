@@ -69,8 +69,16 @@ PyObject* gdl_tensor_copy(GdlTensor* self, uint64_t extra_flags);
 int gdl_layer_init(const char* module_name);
 int gdl_layer_add_types(PyObject* module);
 
-/* fork.c: whether Go may be called (1), else RuntimeError set (0). */
-int gdl_fork_init(void);
+/* pickle.c: Tensor.__reduce_ex__, __copy__/__deepcopy__ (both copy), and
+ * the module's _rebuild_tensor (gdl_pickle_add, by gdl_layer_add_types). */
+int gdl_pickle_init(const char* module_name);
+int gdl_pickle_add(PyObject* module);
+PyObject* gdl_tensor_reduce_ex(PyObject* self, PyObject* protocol);
+PyObject* gdl_tensor_copy_dunder(PyObject* self, PyObject* unused);
+
+/* fork.c: whether Go may be called (1), else RuntimeError set (0) naming
+ * module_name, the module that linked this layer. */
+int gdl_fork_init(const char* module_name);
 int gdl_go_ready(void);
 
 /* dtype.c: names from the generated table; dlpack_info(). */

@@ -1,6 +1,7 @@
 /* Start-up of the CPython layer, shared by every module that links it
  * (godlpack._godlpack and users' Go extensions): interned strings, the
- * Tensor and Device types, fork and subinterpreter guards. */
+ * Tensor and Device types, the Tensor's reconstructor for pickle, fork and
+ * subinterpreter guards. */
 #include "gdl.h"
 
 gdl_strings GDL;
@@ -28,7 +29,9 @@ int gdl_layer_init(const char* module_name) {
   GDL.kw_max_version_stream = PyTuple_Pack(2, GDL.s_max_version, GDL.s_stream);
   GDL.max_version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
   if (GDL.kw_max_version == NULL || GDL.kw_max_version_stream == NULL || GDL.max_version == NULL) return -1;
-  if (gdl_fork_init() < 0 || gdl_dtype_init() < 0 || gdl_device_init(module_name) < 0) return -1;
+  if (gdl_fork_init(module_name) < 0 || gdl_dtype_init() < 0 || gdl_device_init(module_name) < 0 ||
+      gdl_pickle_init(module_name) < 0)
+    return -1;
   /* The type's name says which module made it ("godlpack.Tensor", "vecmath.Tensor"). */
   static char type_name[256];
   snprintf(type_name, sizeof type_name, "%s.Tensor", module_name);
@@ -40,7 +43,7 @@ int gdl_layer_init(const char* module_name) {
 
 int gdl_layer_add_types(PyObject* m) {
   if (PyModule_AddObjectRef(m, "Tensor", (PyObject*)&GdlTensor_Type) < 0 ||
-      PyModule_AddObjectRef(m, "Device", gdl_device_class()) < 0)
+      PyModule_AddObjectRef(m, "Device", gdl_device_class()) < 0 || gdl_pickle_add(m) < 0)
     return -1;
   return 0;
 }

@@ -16,9 +16,12 @@ func (m *Module) Stub() string {
 	b.WriteString("    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None, " +
 		"dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any: ...\n")
 	b.WriteString("    def __dlpack_device__(self) -> tuple[int, int]: ...\n")
+	b.WriteString("    def __reduce_ex__(self, protocol: int, /) -> tuple[Any, ...]: ...\n" +
+		"    def __copy__(self) -> Tensor: ...\n    def __deepcopy__(self, memo: Any, /) -> Tensor: ...\n")
 	b.WriteString("    def tolist(self) -> Any: ...\n    @property\n    def shape(self) -> tuple[int, ...]: ...\n")
 	b.WriteString("    @property\n    def dtype(self) -> str: ...\n\n")
 	b.WriteString("def go_runtimes() -> list[tuple[str, bool]]: ...\n")
+	b.WriteString("def _rebuild_tensor(*args: Any) -> Tensor: ...  # unpickles a Tensor\n")
 	for _, f := range m.funcs {
 		t := f.typ
 		var params, results []string

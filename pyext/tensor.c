@@ -253,6 +253,10 @@ static PyMethodDef tensor_methods[] = {
      "For np.asarray(): bfloat16/float8/float6/float4 as ml_dtypes arrays, bit for bit."},
     {"copy", (PyCFunction)tensor_copy_method, METH_NOARGS,
      "A compact copy in new 64-byte-aligned memory owned by godlpack."},
+    {"__reduce_ex__", gdl_tensor_reduce_ex, METH_O,
+     "Pickling: protocol 5 passes the data out-of-band, as a PickleBuffer over the tensor's memory."},
+    {"__copy__", gdl_tensor_copy_dunder, METH_NOARGS, "copy.copy(t): the data in new memory, flags kept."},
+    {"__deepcopy__", gdl_tensor_copy_dunder, METH_O, "copy.deepcopy(t): as copy.copy(t)."},
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject GdlTensor_Type = {

@@ -107,3 +107,22 @@ def cupy_gpu() -> bool:
         return cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:
         return False
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="session")
+def vecmath_path(tmp_path_factory) -> str:
+    """A folder holding examples/vecmath built once per session, for tests
+    that run it in processes of their own (one Go runtime per process)."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    folder = tmp_path_factory.mktemp("vecmath")
+    out = folder / ("vecmath" + sysconfig.get_config_var("EXT_SUFFIX"))
+    build = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
+                           cwd=os.path.join(ROOT, "examples", "vecmath"), capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    return str(folder)

@@ -18,7 +18,7 @@ from conftest import child_env
 from fakecuda import driver
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CASE_FILES = {m: os.path.join(HERE, "fakecuda", f"{m}.py") for m in ("cases", "stream_cases")}
+CASE_FILES = {m: os.path.join(HERE, "fakecuda", f"{m}.py") for m in ("cases", "stream_cases", "pickle_cases")}
 # Extra environment of some cases (read by the stand-in driver).
 ENV = {"cases.case_the_driver_failing_to_start_says_why": {"FAKECUDA_INIT_RESULT": "100"}}
 
