@@ -10,7 +10,8 @@
 # python3.X` that is its own sys.executable. Cached in $WHEEL_TOOLS/arm64/.
 set -euo pipefail
 minor=$1 whl=$2
-case $minor in 3.11) suite=bookworm ;; 3.13) suite=trixie ;; *) echo "no Debian arm64 python$minor"; exit 1 ;; esac
+# qemu: bookworm's qemu-user-static; trixie's qemu-user is static itself.
+case $minor in 3.11) suite=bookworm qpkg=qemu-user-static ;; 3.13) suite=trixie qpkg=qemu-user ;; *) echo "no Debian arm64 python$minor"; exit 1 ;; esac
 command -v apt-get >/dev/null || { echo "no apt-get (Debian/Ubuntu) to fetch python$minor:arm64"; exit 1; }
 tools=$(cd "${WHEEL_TOOLS:-.wheeltools}" && pwd)
 dir=$tools/arm64/$minor root=$tools/arm64/$minor/root
@@ -27,16 +28,18 @@ if [ ! -e "$dir/.done" ]; then
        -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent)
   apt-get "${apt[@]}" -qq update >&2
   pkgs=$(apt-cache "${apt[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
-           --no-replaces --no-enhances --no-pre-depends "python$minor-minimal" "libpython$minor-stdlib" \
+           --no-replaces --no-enhances --no-pre-depends "python$minor-minimal" "libpython$minor-stdlib" libstdc++6 \
          | grep -E '^[a-z0-9]' | grep -v -E ':amd64|^(debconf|perl|dpkg|tzdata|media-types|readline-common|libc-bin|mime-support)' | sort -u)
   # shellcheck disable=SC2086
-  (cd "$dir/debs" && apt-get "${apt[@]}" -qq download $pkgs qemu-user-static:amd64 >&2 2>/dev/null)
+  (cd "$dir/debs" && apt-get "${apt[@]}" -qq download $pkgs $qpkg:amd64 >&2 2>/dev/null)
   for d in "$dir"/debs/*_arm64.deb; do dpkg -x "$d" "$root"; done
-  dpkg -x "$dir"/debs/qemu-user-static_*_amd64.deb "$dir/qemu"
+  [ -e "$root/lib" ] || ln -s usr/lib "$root/lib"  # merged /usr (trixie): base-files makes it
+  dpkg -x "$dir"/debs/${qpkg}_*_amd64.deb "$dir/qemu"
   "$tools/bin/pip" install -q --disable-pip-version-check --target "$dir/site" --platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64 \
     --python-version "$minor" --implementation cp --only-binary=:all: $DEPS >&2
   touch "$dir/.done"
 fi
+qemu=$(ls "$dir"/qemu/usr/bin/qemu-aarch64-static "$dir"/qemu/usr/bin/qemu-aarch64 2>/dev/null | head -1)
 site=$dir/wheel
 rm -rf "$site"
 "$tools/bin/pip" install -q --disable-pip-version-check --no-deps --target "$site" --platform manylinux2014_aarch64 \
@@ -45,6 +48,6 @@ rm -rf "$site"
 # that tests which start a child Python start it under qemu too.
 mkdir -p "$dir/bin"
 printf '#!/bin/sh\nexec "%s" -L "%s" -0 "$0" "%s" "$@"\n' \
-  "$dir/qemu/usr/bin/qemu-aarch64-static" "$root" "$root/usr/bin/python$minor" >"$dir/bin/python$minor"
+  "$qemu" "$root" "$root/usr/bin/python$minor" >"$dir/bin/python$minor"
 chmod +x "$dir/bin/python$minor"
 echo env PYTHONPATH="$site:$dir/site" "$dir/bin/python$minor"
