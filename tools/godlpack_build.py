@@ -45,8 +45,10 @@ def get_requires_for_build_editable(config_settings=None):
 # file), config setting `target` or $GODLPACK_ZIG_TARGET. Without one, the
 # system compiler builds for this machine, as always.
 def _zigcc():
-    import zigcc  # type: ignore[import-not-found]  # next to this file
-
+    try:
+        import zigcc  # type: ignore[import-not-found]  # next to this file
+    except ImportError:
+        raise RuntimeError("a zig target needs tools/zigcc.py next to godlpack_build.py") from None
     return zigcc
 
 
