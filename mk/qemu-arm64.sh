@@ -8,11 +8,12 @@
 # dependencies' aarch64 wheels from PyPI (pip --platform). No binfmt needed:
 # the interpreter is a script running `qemu-aarch64-static -L SYSROOT
 # python3.X` that is its own sys.executable. Cached in $WHEEL_TOOLS/arm64/.
+# Exits 3 (saying why on stderr) where no aarch64 CPython 3.X can be had.
 set -euo pipefail
 minor=$1 whl=$2
 # qemu: bookworm's qemu-user-static; trixie's qemu-user is static itself.
-case $minor in 3.11) suite=bookworm qpkg=qemu-user-static ;; 3.13) suite=trixie qpkg=qemu-user ;; *) echo "no Debian arm64 python$minor"; exit 1 ;; esac
-command -v apt-get >/dev/null || { echo "no apt-get (Debian/Ubuntu) to fetch python$minor:arm64"; exit 1; }
+case $minor in 3.11) suite=bookworm qpkg=qemu-user-static ;; 3.13) suite=trixie qpkg=qemu-user ;; *) echo "no Debian arm64 python$minor" >&2; exit 3 ;; esac
+command -v apt-get >/dev/null || { echo "no apt-get (Debian/Ubuntu) to fetch python$minor:arm64" >&2; exit 3; }
 tools=$(cd "${WHEEL_TOOLS:-.wheeltools}" && pwd)
 dir=$tools/arm64/$minor root=$tools/arm64/$minor/root
 DEPS="numpy pytest hypothesis psutil ml_dtypes setuptools"
@@ -39,7 +40,7 @@ if [ ! -e "$dir/.done" ]; then
     --python-version "$minor" --implementation cp --only-binary=:all: $DEPS >&2
   touch "$dir/.done"
 fi
-qemu=$(ls "$dir"/qemu/usr/bin/qemu-aarch64-static "$dir"/qemu/usr/bin/qemu-aarch64 2>/dev/null | head -1)
+for qemu in "$dir"/qemu/usr/bin/qemu-aarch64-static "$dir"/qemu/usr/bin/qemu-aarch64; do [ -x "$qemu" ] && break; done
 site=$dir/wheel
 rm -rf "$site"
 "$tools/bin/pip" install -q --disable-pip-version-check --no-deps --target "$site" --platform manylinux2014_aarch64 \

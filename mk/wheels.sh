@@ -50,8 +50,15 @@ for minor in $PYTHONS; do
         || { row "$minor | $arch | install failed | $built" fail; continue; }
       run=("$tmp/venv/bin/python")
     else
-      run=($(bash mk/qemu-arm64.sh "$minor" "$whl" 2>"$OUT/qemu-$tag.log")) \
-        || { row "$minor | $arch | not run: $(tail -1 "$OUT/qemu-$tag.log") | $built"; continue; }
+      log=$(mktemp)
+      run=($(bash mk/qemu-arm64.sh "$minor" "$whl" 2>"$log")); rc=$?
+      if [ $rc -ne 0 ]; then
+        cat "$log" >&2
+        if [ $rc -eq 3 ]; then row "$minor | $arch | not run: $(tail -1 "$log") | $built"
+        else row "$minor | $arch | qemu set-up failed | $built" fail; fi
+        rm -f "$log"; continue
+      fi
+      rm -f "$log"
     fi
     if ! demo=$(cd /tmp && "${run[@]}" -m godlpack demo --no-peers 2>&1 | tail -1); then
       row "$minor | $arch | demo failed: $demo | $built" fail; continue
