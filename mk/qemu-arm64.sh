@@ -17,6 +17,9 @@ command -v apt-get >/dev/null || { echo "no apt-get (Debian/Ubuntu) to fetch pyt
 tools=$(cd "${WHEEL_TOOLS:-.wheeltools}" && pwd)
 dir=$tools/arm64/$minor root=$tools/arm64/$minor/root
 DEPS="numpy pytest hypothesis psutil ml_dtypes setuptools"
+# On the sysroot's own sys.path (a child Python the tests start finds them too):
+# the dependencies in /usr/local's dist-packages, the wheel in /usr/lib/python3's.
+site=$root/usr/local/lib/python$minor/dist-packages wheel=$root/usr/lib/python3/dist-packages
 if [ ! -e "$dir/.done" ]; then
   rm -rf "$dir"; mkdir -p "$dir"/{lists/partial,cache/archives/partial,debs} "$root"
   key=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -36,14 +39,13 @@ if [ ! -e "$dir/.done" ]; then
   for d in "$dir"/debs/*_arm64.deb; do dpkg -x "$d" "$root"; done
   [ -e "$root/lib" ] || ln -s usr/lib "$root/lib"  # merged /usr (trixie): base-files makes it
   dpkg -x "$dir"/debs/${qpkg}_*_amd64.deb "$dir/qemu"
-  "$tools/bin/pip" install -q --disable-pip-version-check --target "$dir/site" --platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64 \
+  "$tools/bin/pip" install -q --disable-pip-version-check --target "$site" --platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64 \
     --python-version "$minor" --implementation cp --only-binary=:all: $DEPS >&2
   touch "$dir/.done"
 fi
 for qemu in "$dir"/qemu/usr/bin/qemu-aarch64-static "$dir"/qemu/usr/bin/qemu-aarch64; do [ -x "$qemu" ] && break; done
-site=$dir/wheel
-rm -rf "$site"
-"$tools/bin/pip" install -q --disable-pip-version-check --no-deps --target "$site" --platform manylinux2014_aarch64 \
+rm -rf "$wheel"
+"$tools/bin/pip" install -q --disable-pip-version-check --no-deps --target "$wheel" --platform manylinux2014_aarch64 \
   --python-version "$minor" --implementation cp --only-binary=:all: "$whl" >&2
 # The interpreter, as a script that is also sys.executable (qemu -0), so
 # that tests which start a child Python start it under qemu too.
@@ -51,4 +53,10 @@ mkdir -p "$dir/bin"
 printf '#!/bin/sh\nexec "%s" -L "%s" -0 "$0" "%s" "$@"\n' \
   "$qemu" "$root" "$root/usr/bin/python$minor" >"$dir/bin/python$minor"
 chmod +x "$dir/bin/python$minor"
-echo env PYTHONPATH="$site:$dir/site" "$dir/bin/python$minor"
+# The tests that compile C (tests/fakecuda) get an aarch64 compiler: zig.
+"$tools/bin/python" -c 'import ziglang' 2>/dev/null || "$tools/bin/pip" install -q --disable-pip-version-check ziglang >&2
+printf '#!/bin/sh
+exec "%s" -m ziglang cc -target aarch64-linux-gnu "$@"
+' "$tools/bin/python" >"$dir/bin/cc"
+chmod +x "$dir/bin/cc"
+echo env CC="$dir/bin/cc" "$dir/bin/python$minor"
