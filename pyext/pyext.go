@@ -15,9 +15,12 @@ package pyext
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../core -I${SRCDIR}/../capsule -O2 -Wall -Wno-unused-parameter -fvisibility=hidden
-// The CPython API is resolved when the interpreter loads the module; this
-// also lets a plain `go build ./...` link the package into an executable.
-#cgo LDFLAGS: -Wl,--unresolved-symbols=ignore-all
+// The CPython API is resolved when the interpreter loads the module: a
+// c-shared module may leave it undefined with gcc and zig alike, no flag
+// needed. The flag below only lets an executable (an extension's `go test`,
+// `go build ./...`) link without libpython; zig cc refuses it, and the release
+// wheel builds (tools/zigcc.py) set the tag godlpack_zigcc.
+#cgo !godlpack_zigcc LDFLAGS: -Wl,--unresolved-symbols=ignore-all
 */
 import "C"
 

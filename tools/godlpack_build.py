@@ -33,11 +33,51 @@ def _go_requirement() -> list[str]:
 
 
 def get_requires_for_build_wheel(config_settings=None):
-    return _orig.get_requires_for_build_wheel(config_settings) + _go_requirement()
+    return _orig.get_requires_for_build_wheel(config_settings) + _go_requirement() + _zig_requirement(config_settings)
 
 
 def get_requires_for_build_editable(config_settings=None):
     return _orig.get_requires_for_build_editable(config_settings) + _go_requirement()
+
+
+# Release wheels (manylinux2014, x86-64 or aarch64) are built with zig as the
+# C compiler when a target is asked for: tools/zigcc.py (copy it next to this
+# file), config setting `target` or $GODLPACK_ZIG_TARGET. Without one, the
+# system compiler builds for this machine, as always.
+def _zigcc():
+    try:
+        import zigcc  # type: ignore[import-not-found]  # next to this file
+    except ImportError:
+        raise RuntimeError("a zig target needs tools/zigcc.py next to godlpack_build.py") from None
+    return zigcc
+
+
+def _target(config_settings=None) -> str | None:
+    t = (config_settings or {}).get("target") or os.environ.get("GODLPACK_ZIG_TARGET")
+    return _zigcc().normalize(t) if t else None
+
+
+def _zig_requirement(config_settings=None) -> list[str]:
+    return [_zigcc().ZIG_REQUIREMENT] if _target(config_settings) else []
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    """setuptools' build_wheel; with a target, for that target (see _zigcc)."""
+    target = _target(config_settings)
+    if not target:
+        return _orig.build_wheel(wheel_directory, config_settings, metadata_directory)
+    settings = {k: v for k, v in (config_settings or {}).items() if k != "target"}
+    saved = {k: os.environ.get(k) for k in ("GODLPACK_ZIG_TARGET", "_PYTHON_HOST_PLATFORM")}
+    # _PYTHON_HOST_PLATFORM: sysconfig's platform, so the wheel is tagged linux_<arch>.
+    os.environ.update(GODLPACK_ZIG_TARGET=target, _PYTHON_HOST_PLATFORM=_zigcc().platform(target))
+    try:
+        return _orig.build_wheel(wheel_directory, settings, metadata_directory)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _go() -> tuple[str, dict[str, str]]:
@@ -74,6 +114,11 @@ def build_go(out: str, go_package: str, cwd: str) -> None:
     # cgo finds Python.h here; the extension never links libpython.
     env["CGO_CFLAGS"] = f"-I{sysconfig.get_paths()['include']} " + env.get("CGO_CFLAGS", "-O2")
     env.setdefault("GOFLAGS", "-buildvcs=false")
+    target = _target()
+    if target:
+        zigcc = _zigcc()
+        zigcc.check_pyconfig(target)
+        env = zigcc.go_env(target, env)
     cmd = [go, "build", "-trimpath", "-buildmode=c-shared", "-o", out, go_package]
     print(" ".join(cmd), flush=True)
     subprocess.run(cmd, cwd=cwd, env=env, check=True)
@@ -92,6 +137,22 @@ class GoExtension(Extension):
 
 class BuildGoExt(build_ext):
     """build_ext that builds GoExtension entries with build_go."""
+
+    def build_extensions(self) -> None:
+        target = _target()
+        if target:  # plain C extensions: zig for the target too
+            zig = _zigcc().cc(target)
+            self.compiler.set_executables(compiler_so=zig + ["-fPIC", "-O2", "-DNDEBUG", "-fwrapv", "-Wall"],
+                                          linker_so=zig + ["-shared"])
+        super().build_extensions()
+
+    def get_ext_filename(self, ext_name: str) -> str:
+        name = super().get_ext_filename(ext_name)
+        target = _target()
+        if target:  # the target's suffix, not this machine's
+            suffix = sysconfig.get_config_var("EXT_SUFFIX")
+            name = name[: -len(suffix)] + _zigcc().ext_suffix(target)
+        return name
 
     def build_extension(self, ext: Extension) -> None:
         if not isinstance(ext, GoExtension):

