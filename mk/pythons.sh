@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS=-buildvcs=false
-DEPS="numpy pytest hypothesis psutil ml_dtypes setuptools"
+DEPS="numpy pytest hypothesis psutil ml_dtypes setuptools>=77"  # 3.11 venvs come with setuptools 65 (no bdist_wheel)
 WANT="3.11 3.12 3.13 3.14 3.15"
 
 find_python() {  # $1 = 3.X: the newest patch release found
