@@ -339,7 +339,7 @@ static int from_table(PyObject* obj, const type_entry* e, DLManagedTensorVersion
     if (e->torch_checks) ok = gdl_torch_table_check(obj, &e->torch, e->api, m);
     /* No sync was made: the data is ready on the producer's current stream.
      * A table that cannot say which gives the tensor back to __dlpack__. */
-    if (ok > 0 && table_stream(e, m, stream) != 0) {
+    if (ok > 0 && m->dl_tensor.device.device_type != kDLCPU && table_stream(e, m, stream) != 0) {
       ok = PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception) ? -1 : 0; /* KeyboardInterrupt... */
       if (ok == 0) PyErr_Clear();
     }

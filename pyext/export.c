@@ -163,8 +163,8 @@ PyObject* gdl_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, PyO
   intptr_t stream;
   if (parse_stream(a.stream, want, &stream) != 0) return NULL;
 
-  gdl_place how;
-  if (gdl_placement(dev, want, a.copy, &how) != 0) return NULL;
+  gdl_place how = GDL_PLACE_SHARE; /* no dl_device: the hot path asks no policy */
+  if (a.dl_device != Py_None && gdl_placement(dev, want, a.copy, &how) != 0) return NULL;
   if (how == GDL_PLACE_COPY) return export_copy(gdl_cuda_copy(self, want, self->stream), versioned, stream);
   int relabel = how == GDL_PLACE_RELABEL;
   if (a.copy == Py_True) /* the copy is ordered after the data's stream, then handed to the consumer's */
