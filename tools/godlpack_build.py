@@ -157,7 +157,12 @@ class BuildGoExt(build_ext):
     def build_extension(self, ext: Extension) -> None:
         if not isinstance(ext, GoExtension):
             return super().build_extension(ext)
-        build_go(self.get_ext_fullpath(ext.name), ext.go_package, os.getcwd())
+        out = self.get_ext_fullpath(ext.name)
+        build_go(out, ext.go_package, os.getcwd())
+        # An extension's type stub (<module>.pyi beside its Go package) goes next to the module.
+        stub = os.path.join(os.getcwd(), ext.go_package, ext.name.rpartition(".")[2] + ".pyi")
+        if os.path.isfile(stub):
+            shutil.copy(stub, os.path.dirname(out))
 
 
 if __name__ == "__main__":

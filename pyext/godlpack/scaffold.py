@@ -187,8 +187,8 @@ packages = []
 '''
 
 SETUP_PY = '''\
-"""Builds the Go package in this folder as the extension module `{name}`,
-with its type stub {name}.pyi next to it. Build folders go to a temporary
+"""Builds the Go package in this folder as the extension module `{name}`
+(the backend puts its type stub {name}.pyi next to it). Build folders go to a temporary
 directory: `pip install .` leaves this folder as it was."""
 import atexit
 import os
@@ -203,21 +203,13 @@ sys.path.insert(0, os.path.join(HERE, "_build"))
 from godlpack_build import BuildGoExt, GoExtension  # noqa: E402
 
 
-class BuildWithStub(BuildGoExt):
-    def build_extension(self, ext):
-        super().build_extension(ext)
-        stub = os.path.join(HERE, ext.name + ".pyi")
-        if os.path.isfile(stub):
-            shutil.copy(stub, os.path.dirname(self.get_ext_fullpath(ext.name)))
-
-
 SCRATCH = tempfile.mkdtemp(prefix="{name}-build-")
 atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
 
 setup(
     options={{"build": {{"build_base": os.path.join(SCRATCH, "build")}}, "egg_info": {{"egg_base": SCRATCH}}}},
     ext_modules=[GoExtension("{name}", ".")],
-    cmdclass={{"build_ext": BuildWithStub}},
+    cmdclass={{"build_ext": BuildGoExt}},
 )
 '''
 
