@@ -213,7 +213,21 @@ def get_go_source() -> str:
     shipped = _os.path.join(here, "go")  # installed from a wheel or sdist
     if _os.path.isfile(_os.path.join(shipped, "go.mod")):
         return shipped
-    return _os.path.normpath(_os.path.join(here, "..", ".."))  # source tree, editable install
+    # The source tree (editable install, PYTHONPATH=pyext, or a copy of the
+    # package under build/ such as make asan's): the nearest folder above
+    # whose go.mod is godlpack's module.
+    d = here
+    while True:
+        try:
+            with open(_os.path.join(d, "go.mod"), encoding="utf-8") as f:
+                if f.readline().split()[1:2] == ["github.com/godlpack/godlpack"]:
+                    return d
+        except OSError:
+            pass
+        parent = _os.path.dirname(d)
+        if parent == d:
+            raise FileNotFoundError(f"godlpack's Go source is neither shipped in {here} nor in a tree above it")
+        d = parent
 
 
 def get_include() -> str:

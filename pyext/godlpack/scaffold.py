@@ -24,7 +24,7 @@ def _backend_source(tool: str = "godlpack_build.py") -> str:
     """A file of godlpack's build backend (godlpack_build.py, or zigcc.py for
     its zig targets): shipped in the package, or the source tree's."""
     here = os.path.dirname(os.path.abspath(__file__))
-    for path in (os.path.join(here, "_build", tool), os.path.join(here, "..", "..", "tools", tool)):
+    for path in (os.path.join(here, "_build", tool), os.path.join(get_go_source(), "tools", tool)):
         if os.path.isfile(path):
             with open(path, encoding="utf-8") as f:
                 return f.read()
