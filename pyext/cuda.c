@@ -52,6 +52,7 @@ static void load(void) {
       {(void**)&gdl_cu.EventSynchronize, "cuEventSynchronize"},
       {(void**)&gdl_cu.MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"},
       {(void**)&gdl_cu.GetErrorString, "cuGetErrorString"},
+      {(void**)&gdl_cu.CtxSynchronize, "cuCtxSynchronize"},
   };
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     *syms[i].slot = dlsym(lib, syms[i].name);

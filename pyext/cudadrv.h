@@ -42,6 +42,7 @@ typedef struct {
   CUresult (*EventSynchronize)(CUevent);
   CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
   CUresult (*GetErrorString)(CUresult, const char**);
+  CUresult (*CtxSynchronize)(void);
 } gdl_cu_table;
 extern gdl_cu_table gdl_cu;
 

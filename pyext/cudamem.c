@@ -7,6 +7,125 @@
 #include "gdl.h"
 #include "cudadrv.h"
 
+/* --- blocks kept for reuse ---------------------------------------------------
+ * Allocating through the driver is slow next to a copy: page-locking host
+ * memory costs more than the bus saves, and 256 MiB device copies with a new
+ * cuMemAlloc and cuMemFree each ran at 397 GB/s on an H200, where PyTorch's
+ * caching allocator gave 1,843 GB/s (bench/gpu_bench.py). So freed blocks are
+ * kept, up to KEEP_BYTES per kind, and handed out again for requests of at
+ * least half their size (gdl_cuda_trim frees them). A kept device block holds
+ * a reference to its primary context, so the driver cannot free it under us.
+ * The pools' locks are taken on any thread, GIL or not. */
+#define PINNED_MIN ((size_t)1 << 20) /* smaller host copies: the pageable path costs no more */
+#define KEEP_BYTES ((size_t)1 << 30)
+#define POOL_SLOTS 16
+#define STAGE_BYTES ((size_t)8 << 20) /* host-to-device staging chunk (two in flight) */
+
+typedef struct {
+  void* ptr;
+  size_t size;
+  int32_t device_id; /* device blocks: where they live (dev is its handle) */
+  CUdevice dev;
+} kept_block;
+
+typedef struct {
+  pthread_mutex_t mu;
+  kept_block slot[POOL_SLOTS];
+  size_t bytes;
+} block_pool;
+
+/* Pinned host blocks (portable: any context may use them) and device blocks. */
+static block_pool pinned_pool = {PTHREAD_MUTEX_INITIALIZER, {{0}}, 0};
+static block_pool device_pool = {PTHREAD_MUTEX_INITIALIZER, {{0}}, 0};
+
+/* Takes a kept block of at least n bytes (at most 2n, so big blocks are not
+ * wasted on small copies) on device_id (-1: pinned host); 0 if none. */
+static int pool_take(block_pool* p, size_t n, int32_t device_id, kept_block* out) {
+  pthread_mutex_lock(&p->mu);
+  int best = -1;
+  for (int i = 0; i < POOL_SLOTS; i++) {
+    kept_block* b = &p->slot[i];
+    if (b->ptr && b->device_id == device_id && b->size >= n && b->size / 2 <= n &&
+        (best < 0 || b->size < p->slot[best].size))
+      best = i;
+  }
+  if (best >= 0) {
+    *out = p->slot[best];
+    p->bytes -= out->size;
+    p->slot[best] = (kept_block){0};
+  }
+  pthread_mutex_unlock(&p->mu);
+  return best >= 0;
+}
+
+/* Keeps b for reuse; 0 when the pool is full (the caller frees it). */
+static int pool_keep(block_pool* p, kept_block b) {
+  pthread_mutex_lock(&p->mu);
+  int slot = -1;
+  for (int i = 0; i < POOL_SLOTS && slot < 0 && p->bytes + b.size <= KEEP_BYTES; i++)
+    if (p->slot[i].ptr == NULL) slot = i;
+  if (slot >= 0) {
+    p->slot[slot] = b;
+    p->bytes += b.size;
+  }
+  pthread_mutex_unlock(&p->mu);
+  return slot >= 0;
+}
+
+/* Empties p into kept (POOL_SLOTS entries). */
+static void pool_drain(block_pool* p, kept_block* kept) {
+  pthread_mutex_lock(&p->mu);
+  memcpy(kept, p->slot, sizeof p->slot);
+  memset(p->slot, 0, sizeof p->slot);
+  p->bytes = 0;
+  pthread_mutex_unlock(&p->mu);
+}
+
+typedef kept_block pinned_block;
+
+/* A pinned block of at least n bytes, kept or new; the caller has entered a
+ * context. */
+static CUresult pinned_get(size_t n, pinned_block* out) {
+  if (pool_take(&pinned_pool, n, -1, out)) return 0;
+  *out = (pinned_block){NULL, n, -1, 0};
+  return gdl_cu.MemHostAlloc(&out->ptr, n, CU_MEMHOSTALLOC_PORTABLE);
+}
+
+/* Back to the pool, or freed (in device_id's context) when it is full. */
+static void pinned_put(pinned_block b, int32_t device_id) {
+  b.device_id = -1;
+  if (pool_keep(&pinned_pool, b)) return;
+  CUdevice d;
+  if (gdl_cu_enter(device_id, &d) == 0) {
+    gdl_cu.MemFreeHost(b.ptr);
+    gdl_cu_leave(d);
+  }
+}
+
+/* Frees a device block and drops its context reference. */
+static void device_free(kept_block b) {
+  CUdevice d;
+  if (gdl_cu_enter(b.device_id, &d) == 0) {
+    gdl_cu.MemFree((CUdeviceptr)(uintptr_t)b.ptr);
+    gdl_cu_leave(d);
+  }
+  gdl_cu.PrimaryCtxRelease(b.dev);
+}
+
+void gdl_cuda_trim(void) {
+  kept_block kept[POOL_SLOTS];
+  pool_drain(&pinned_pool, kept);
+  CUdevice d;
+  for (int i = 0; i < POOL_SLOTS; i++) {
+    if (kept[i].ptr == NULL || gdl_cu_enter(0, &d) != 0) continue;
+    gdl_cu.MemFreeHost(kept[i].ptr);
+    gdl_cu_leave(d);
+  }
+  pool_drain(&device_pool, kept);
+  for (int i = 0; i < POOL_SLOTS; i++)
+    if (kept[i].ptr) device_free(kept[i]);
+}
+
 /* Memory allocated through the driver, holding a reference to the primary
  * context it lives in until it is freed. */
 enum { MEM_DEVICE, MEM_MANAGED, MEM_HOST };
@@ -14,20 +133,32 @@ enum { MEM_DEVICE, MEM_MANAGED, MEM_HOST };
 typedef struct {
   gdl_owner base;
   void* ptr;
+  size_t size; /* bytes allocated */
   CUdevice dev;
   int32_t device_id;
   int kind;
 } cuda_owner;
 
+/* Device memory is kept for reuse once everything queued in its context
+ * has run: consumers may still have kernels reading it on streams godlpack
+ * does not know, so only a context-wide wait makes reuse safe (cuMemFree
+ * waits just as long). */
 static void release_cuda(gdl_owner* o) {
   cuda_owner* c = (cuda_owner*)o;
   CUdevice d;
+  int kept = 0;
   if (gdl_cu_enter(c->device_id, &d) == 0) {
-    if (c->kind == MEM_HOST) gdl_cu.MemFreeHost(c->ptr);
-    else gdl_cu.MemFree((CUdeviceptr)(uintptr_t)c->ptr);
+    if (c->kind == MEM_DEVICE && gdl_cu.CtxSynchronize() == 0)
+      kept = pool_keep(&device_pool, (kept_block){c->ptr, c->size, c->device_id, c->dev});
+    if (kept) {
+    } else if (c->kind == MEM_HOST) {
+      gdl_cu.MemFreeHost(c->ptr);
+    } else {
+      gdl_cu.MemFree((CUdeviceptr)(uintptr_t)c->ptr);
+    }
     gdl_cu_leave(d);
   }
-  gdl_cu.PrimaryCtxRelease(c->dev);
+  if (!kept) gdl_cu.PrimaryCtxRelease(c->dev); /* a kept block keeps its reference */
   free(c);
 }
 
@@ -36,103 +167,36 @@ static void release_cuda(gdl_owner* o) {
 static CUresult cuda_alloc(int kind, size_t n, CUdevice dev, int32_t device_id, cuda_owner** out) {
   cuda_owner* c = malloc(sizeof *c);
   if (c == NULL) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
-  CUdeviceptr d = 0;
+  n = n ? n : 1;
+  kept_block b;
   void* p = NULL;
-  CUresult r = kind == MEM_DEVICE    ? gdl_cu.MemAlloc(&d, n ? n : 1)
-               : kind == MEM_MANAGED ? gdl_cu.MemAllocManaged(&d, n ? n : 1, CU_MEM_ATTACH_GLOBAL)
-                                     : gdl_cu.MemHostAlloc(&p, n ? n : 1, 0);
-  if (kind != MEM_HOST) p = (void*)(uintptr_t)d;
-  CUcontext ctx;
-  if (r == 0 && (r = gdl_cu.PrimaryCtxRetain(&ctx, dev)) != 0) {
-    if (kind == MEM_HOST) gdl_cu.MemFreeHost(p);
-    else gdl_cu.MemFree(d);
-  }
-  if (r != 0) {
-    free(c);
-    return r;
+  if (kind == MEM_DEVICE && pool_take(&device_pool, n, device_id, &b)) { /* with its context reference */
+    p = b.ptr;
+    n = b.size;
+  } else {
+    CUdeviceptr d = 0;
+    CUresult r = kind == MEM_DEVICE    ? gdl_cu.MemAlloc(&d, n)
+                 : kind == MEM_MANAGED ? gdl_cu.MemAllocManaged(&d, n, CU_MEM_ATTACH_GLOBAL)
+                                       : gdl_cu.MemHostAlloc(&p, n, 0);
+    if (kind != MEM_HOST) p = (void*)(uintptr_t)d;
+    CUcontext ctx;
+    if (r == 0 && (r = gdl_cu.PrimaryCtxRetain(&ctx, dev)) != 0) {
+      if (kind == MEM_HOST) gdl_cu.MemFreeHost(p);
+      else gdl_cu.MemFree(d);
+    }
+    if (r != 0) {
+      free(c);
+      return r;
+    }
   }
   gdl_owner_init(&c->base, release_cuda);
   c->ptr = p;
+  c->size = n;
   c->dev = dev;
   c->device_id = device_id;
   c->kind = kind;
   *out = c;
   return 0;
-}
-
-/* --- pinned host memory for large transfers ---------------------------------
- * Host <-> device copies run at the bus's speed only from and to page-locked
- * memory; pageable memory goes through the driver's small staging buffers
- * (measured on an H200 with PyTorch: 1.5 GB/s device to host, 7.2 GB/s host to
- * device). Page-locking is slow, so freed blocks are kept for reuse, up to
- * PINNED_KEEP bytes (gdl_pinned_trim frees them). Blocks are portable: any
- * context may use them. The pool's lock is taken on any thread, GIL or not. */
-#define PINNED_MIN ((size_t)1 << 20) /* smaller copies: the pageable path costs no more */
-#define PINNED_KEEP ((size_t)1 << 30)
-#define PINNED_SLOTS 16
-#define STAGE_BYTES ((size_t)8 << 20) /* host-to-device staging chunk (two in flight) */
-
-typedef struct {
-  void* ptr;
-  size_t size;
-} pinned_block;
-
-static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static pinned_block pool[PINNED_SLOTS];
-static size_t pool_bytes;
-
-/* A pinned block of at least n bytes (at most 2n, so big blocks are not
- * wasted on small copies), from the pool or new; the caller has entered a
- * context. */
-static CUresult pinned_get(size_t n, pinned_block* out) {
-  pthread_mutex_lock(&pool_mu);
-  int best = -1;
-  for (int i = 0; i < PINNED_SLOTS; i++)
-    if (pool[i].ptr && pool[i].size >= n && pool[i].size / 2 <= n && (best < 0 || pool[i].size < pool[best].size))
-      best = i;
-  if (best >= 0) {
-    *out = pool[best];
-    pool_bytes -= pool[best].size;
-    pool[best] = (pinned_block){NULL, 0};
-  }
-  pthread_mutex_unlock(&pool_mu);
-  if (best >= 0) return 0;
-  out->size = n;
-  return gdl_cu.MemHostAlloc(&out->ptr, n, CU_MEMHOSTALLOC_PORTABLE);
-}
-
-/* Back to the pool, or freed (in device_id's context) when it is full. */
-static void pinned_put(pinned_block b, int32_t device_id) {
-  pthread_mutex_lock(&pool_mu);
-  int slot = -1;
-  for (int i = 0; i < PINNED_SLOTS && slot < 0 && pool_bytes + b.size <= PINNED_KEEP; i++)
-    if (pool[i].ptr == NULL) slot = i;
-  if (slot >= 0) {
-    pool[slot] = b;
-    pool_bytes += b.size;
-  }
-  pthread_mutex_unlock(&pool_mu);
-  if (slot >= 0) return;
-  CUdevice d;
-  if (gdl_cu_enter(device_id, &d) == 0) {
-    gdl_cu.MemFreeHost(b.ptr);
-    gdl_cu_leave(d);
-  }
-}
-
-void gdl_pinned_trim(void) {
-  pinned_block kept[PINNED_SLOTS];
-  pthread_mutex_lock(&pool_mu);
-  memcpy(kept, pool, sizeof pool);
-  memset(pool, 0, sizeof pool);
-  pool_bytes = 0;
-  pthread_mutex_unlock(&pool_mu);
-  CUdevice d;
-  for (int i = 0; i < PINNED_SLOTS; i++) {
-    if (kept[i].ptr == NULL || gdl_cu_enter(0, &d) != 0) continue;
-    gdl_cu.MemFreeHost(kept[i].ptr);
-    gdl_cu_leave(d);
-  }
 }
 
 /* A CPU tensor's memory in a pinned block, returned to the pool when the
@@ -184,7 +248,7 @@ static CUresult staged_to_device(CUdeviceptr dst, const char* src, size_t n, int
   for (size_t off = 0, k = 0; r == 0 && off < n; off += STAGE_BYTES, k ^= 1) {
     size_t len = n - off < STAGE_BYTES ? n - off : STAGE_BYTES;
     if (used[k] && (r = gdl_cu.EventSynchronize(done[k])) != 0) break; /* its last copy has read it */
-    memcpy(stage[k].ptr, src + off, len);
+    gdl_par_memcpy(stage[k].ptr, src + off, len);
     r = gdl_cu.MemcpyHtoDAsync(dst + off, stage[k].ptr, len, gdl_cu_stream(1));
     if (r == 0) r = gdl_cu.EventRecord(done[k], gdl_cu_stream(1));
     used[k] = r == 0;
@@ -238,6 +302,8 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
   intptr_t on = stream == -1 || !gdl_cuda_stream_device(from) ? 1 : stream;
   gdl_owner* owner = NULL;
   void* base = NULL;
+  /* Large copies run without the GIL (nothing below touches Python). */
+  PyThreadState* ts = n >= PINNED_MIN ? PyEval_SaveThread() : NULL;
   if (to.device_type == kDLCPU && n >= PINNED_MIN) {
     r = pinned_from_device((CUdeviceptr)first, n, on, gpu, &owner, &base);
   } else if (to.device_type == kDLCPU) {
@@ -263,6 +329,7 @@ static PyObject* span_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
     }
   }
   gdl_cu_leave(dev);
+  if (ts != NULL) PyEval_RestoreThread(ts);
   if (r != 0) {
     if (owner) gdl_owner_decref(owner);
     return gdl_cu_fail("copy", r), NULL;

@@ -106,7 +106,8 @@ PyObject* gdl_cuda_copy(GdlTensor* t, DLDevice to, intptr_t stream); /* IS_COPIE
 /* A copy on t's own device (CUDA, CUDAHost and CUDAManaged stay what they are). */
 PyObject* gdl_device_copy(GdlTensor* t, uint64_t flags);
 PyObject* gdl_cuda_status(PyObject* mod, PyObject* unused);
-void gdl_pinned_trim(void); /* cudamem.c: frees the pinned blocks kept for reuse */
+void gdl_cuda_trim(void); /* cudamem.c: frees the pinned and device blocks kept for reuse */
+void gdl_par_memcpy(void* dst, const void* src, size_t n); /* parcopy.c: memcpy on several threads */
 
 /* placement.c: where data goes when a consumer asks for device want. */
 typedef enum { GDL_PLACE_SHARE, GDL_PLACE_RELABEL, GDL_PLACE_COPY } gdl_place;

@@ -119,8 +119,8 @@ static PyObject* mod_arange_int(PyObject* m, PyObject* args) {
   GO_CREATE(gdlArangeInt((char*)dtype, a, b, c, &managed, err, sizeof err));
 }
 
-static PyObject* mod_pinned_trim(PyObject* m, PyObject* unused) {
-  gdl_pinned_trim();
+static PyObject* mod_cuda_trim(PyObject* m, PyObject* unused) {
+  gdl_cuda_trim();
   Py_RETURN_NONE;
 }
 
@@ -162,7 +162,7 @@ static PyMethodDef module_methods[] = {
     {"_arange", mod_arange, METH_VARARGS, "_arange(dtype, start, stop, step): Go allocation (internal)."},
     {"_arange_int", mod_arange_int, METH_VARARGS, "_arange_int(dtype, start, stop, step) (internal)."},
     {"_live", mod_live, METH_NOARGS, "(live owners, live exported managed tensors), for leak checks."},
-    {"_pinned_trim", mod_pinned_trim, METH_NOARGS, "Frees the pinned host blocks kept for large GPU copies."},
+    {"_cuda_trim", mod_cuda_trim, METH_NOARGS, "Frees the pinned host and device blocks kept for GPU copies."},
     {"cuda_status", gdl_cuda_status, METH_NOARGS,
      "cuda_status() -> (available, reason): whether the CUDA driver could be loaded, and why not."},
     {"_go_stats", mod_go_stats, METH_NOARGS, "Live Go heap after a collection: bytes, objects, GC cycles."},

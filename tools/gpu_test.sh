@@ -48,6 +48,9 @@ if [ -n "$GPU_WHEEL" ]; then
     || die "venv failed"
   vpy=$work/venv/bin/python
   site=$("$vpy" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  # Where $py is itself a venv (the machine's torch in /opt/.../.venv), its
+  # packages are not the base's "system site": list them after the new venv's.
+  "$py" -c 'import site; print("\n".join(site.getsitepackages()))' >"$site/_gpu_host_site.pth"
   how=${GPU_INSTALL:-pip}
   "$vpy" -m pip --version >/dev/null 2>&1 || how=unzip
   install() {  # wheel files: pip (no index, no dependencies) or, without pip, unpacked into the venv

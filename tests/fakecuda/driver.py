@@ -62,7 +62,7 @@ class FakeCuda:
         lib.fakecuda_unregister.argtypes = [ctypes.c_void_p]
         lib.fakecuda_stream.restype = ctypes.c_ssize_t
         lib.fakecuda_stream.argtypes = [ctypes.c_int]
-        for f in (lib.fakecuda_write_on, lib.fakecuda_read_on):
+        for f in (lib.fakecuda_write_on, lib.fakecuda_read_on, lib.fakecuda_copy_on):
             f.argtypes = [ctypes.c_ssize_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
         lib.fakecuda_wait_stream.argtypes = [ctypes.c_ssize_t, ctypes.c_ssize_t]
         lib.fakecuda_pending.restype = ctypes.c_long
@@ -120,6 +120,11 @@ class FakeCuda:
         it lands when the stream runs that far."""
         buf = ctypes.create_string_buffer(data, len(data))
         assert self.lib.fakecuda_write_on(stream, dst, buf, len(data)) == 0, self.log()
+
+    def copy_on(self, stream: int, dst: int, src: int, n: int) -> None:
+        """Queues a kernel on stream that copies n bytes from device address
+        src to dst: it reads src when the stream runs that far."""
+        assert self.lib.fakecuda_copy_on(stream, dst, src, n) == 0, self.log()
 
     def read_on(self, stream: int, src: int, n: int) -> bytes:
         """What a kernel on stream reads at device address src (n bytes):

@@ -731,6 +731,15 @@ int fakecuda_write_on(intptr_t stream, void* dst, const void* src, size_t n) {
   return st ? 0 : -1;
 }
 
+/* A kernel on stream that copies n bytes from src to dst when it runs. */
+int fakecuda_copy_on(intptr_t stream, void* dst, const void* src, size_t n) {
+  pthread_mutex_lock(&mu);
+  struct fake_stream* st = stream_of("fakecuda_copy_on", (CUstream)stream);
+  if (st) enqueue(st, OP_COPY, dst, src, n, 0);
+  pthread_mutex_unlock(&mu);
+  return st ? 0 : -1;
+}
+
 int fakecuda_read_on(intptr_t stream, void* dst, const void* src, size_t n) {
   pthread_mutex_lock(&mu);
   struct fake_stream* st = stream_of("fakecuda_read_on", (CUstream)stream);

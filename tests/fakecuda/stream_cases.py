@@ -331,3 +331,53 @@ def case_large_copies_to_the_gpu_are_staged_through_two_pinned_chunks():
         assert drv.depth() == 0 and drv.live_events() == 0, (name, drv.log())
     del t, u, cap
     dropped()
+
+
+# --- item 6: device memory kept for reuse ------------------------------------------
+
+def case_device_copies_reuse_their_memory_only_after_queued_readers_ran():
+    """A consumer's kernel on its own non-blocking stream, still queued, reads
+    a godlpack copy that is then released; the next copy of that size gets
+    the same block. Its reader must still see the first copy's bytes: the
+    block is reused only once everything queued in the context has run."""
+    first, second = np.arange(1, 257, dtype=np.float64), np.arange(1001, 1257, dtype=np.float64)
+    t = godlpack.from_dlpack(first, device=(CUDA, 0))
+    s2 = drv.stream(non_blocking=True)
+    cap = t.__dlpack__(max_version=(1, 3), stream=s2)  # the consumer on s2
+    out = device_array(np.zeros_like(first))
+    drv.copy_on(s2, out.ctypes.data, t.data_ptr, t.nbytes)  # its kernel, still queued
+    drv.reset()
+    del cap, t  # released with the consumer's kernel still queued
+    u = godlpack.from_dlpack(second, device=(CUDA, 0))
+    assert drv.count("cuMemAlloc_v2") == 0 and drv.count("cuMemFree_v2") == 0, f"no reuse\n{drv.log()}"
+    assert np.array_equal(np.asarray(godlpack.from_dlpack(u, device=(CPU, 0))), second)
+    got = np.frombuffer(drv.read_on(s2, out.ctypes.data, out.nbytes), dtype=np.float64)
+    assert np.array_equal(got, first), "the consumer's queued kernel read the block's next contents"
+    assert drv.count("cuCtxSynchronize") == 1, drv.log()  # the release waited for the context
+    # Kept blocks hold their context; trimming frees them (dropped() checks).
+    del u
+    assert drv.retained(0) == 1 and drv.live_allocs() == 1, drv.log()  # the kept block
+    drv.unregister(out)
+    dropped()
+
+
+def case_device_to_device_copies_reuse_a_kept_block():
+    a = device_array(VALUES)
+    s1 = drv.stream(non_blocking=True)
+    drv.write_on(s1, a.ctypes.data, VALUES.tobytes())
+    t = godlpack.from_dlpack(CtypesProducer(a, device=(CUDA, 0)), stream=s1)
+    drv.reset()
+    for _ in range(3):
+        c = godlpack.from_dlpack(t, copy=True)
+        assert np.array_equal(np.frombuffer(drv.read_on(s1, c.data_ptr, c.nbytes)), VALUES)
+        del c
+    assert drv.count("cuMemAlloc_v2") == 1 and drv.count("cuMemFree_v2") == 0, drv.log()
+    assert [c["stream"] for c in drv.calls("cuMemcpyDtoDAsync_v2")] == [str(s1)] * 3, drv.log()
+    # A smaller copy does not take a block more than twice its size.
+    small = godlpack.from_dlpack(CtypesProducer(a[:100], device=(CUDA, 0)), stream=s1)
+    drv.reset()
+    d = godlpack.from_dlpack(small, copy=True)
+    assert drv.count("cuMemAlloc_v2") == 1, drv.log()
+    del d, small, t
+    drv.unregister(a)
+    dropped()
