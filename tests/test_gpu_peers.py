@@ -473,3 +473,23 @@ def test_jax_round_trip(jax):
     jax_wait(z)
     jax_wait(y)
     assert np.array_equal(np.asarray(z), np.asarray(y)), "JAX -> godlpack -> JAX differs"
+
+
+# --- Go extensions -------------------------------------------------------------------------
+
+def test_go_extension_takes_cuda_tensors_and_typed_slices_refuse_them(torch):
+    """A Go extension (examples/vecmath, built for this machine's Python by
+    make gpu-bundle): a godlpack.Tensor parameter sees a torch CUDA tensor's
+    device and address without reading it; a typed slice refuses it, leaving
+    it untouched."""
+    vecmath = pytest.importorskip("vecmath", reason="vecmath is not installed (make gpu-bundle builds it)")
+    x = torch.arange(6, dtype=torch.float32, device="cuda").reshape(2, 3)
+    assert vecmath.describe(x) == "float32 [2 3]"
+    assert vecmath.where(x) == f"cuda:{x.device.index} {x.data_ptr():#x}"
+    with pytest.raises(BufferError, match="not CPU-accessible"):
+        vecmath.scale(x, 2.0)
+    assert torch.equal(x.cpu(), torch.arange(6, dtype=torch.float32).reshape(2, 3))
+    # Through godlpack and back: the same memory.
+    t = godlpack.from_dlpack(x)
+    assert vecmath.where(t) == vecmath.where(x)
+    assert torch.from_dlpack(t).data_ptr() == x.data_ptr()

@@ -9,9 +9,10 @@
 #   in place (default): $PYTHON with pyext/ (make builds ext and probe first);
 #   GPU_WHEEL=path/to/godlpack-*.whl: for a machine without Go or network. A
 #     fresh venv (--system-site-packages: the machine's torch/cupy/jax) gets
-#     the wheel (--no-deps --no-index) and, if missing, pytest and numpy from
-#     the wheels folder next to it (tools/gpu_bundle.sh fills .gpu/); tests/ is
-#     copied out of the tree so `import godlpack` is the installed wheel.
+#     the wheel (--no-deps --no-index), the Go extension wheels in ext/ next
+#     to it and, if missing, pytest and numpy from the wheels folder next to
+#     it (tools/gpu_bundle.sh fills .gpu/); tests/ is copied out of the tree
+#     so `import godlpack` is the installed wheel.
 # Logs and the bench's JSON go to GPU_OUT (default bench/out/gpu-test).
 # GPU_INSTALL=unzip installs the wheels by unpacking them (what happens anyway
 # where the venv has no pip).
@@ -64,6 +65,11 @@ if [ -n "$GPU_WHEEL" ]; then
     fi
   }
   install "$GPU_WHEEL" || die "installing $GPU_WHEEL ($how) failed (wrong Python or platform?)"
+  for w in "$(dirname "$GPU_WHEEL")"/ext/*.whl; do  # Go extensions built by gpu-bundle
+    [ -f "$w" ] || continue
+    install "$w" || die "installing $w ($how) failed"
+    echo "== installed $(basename "$w")"
+  done
   wheels=$(dirname "$GPU_WHEEL")/wheels
   for mod in numpy pytest; do
     "$vpy" -c "import $mod" 2>/dev/null && continue
