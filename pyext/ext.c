@@ -776,7 +776,7 @@ static int prop_set(PyObject* self, PyObject* value, void* closure) {
 static void obj_dealloc(PyObject* self) {
   PyTypeObject* tp = Py_TYPE(self);
   uintptr_t h = ((gdl_obj*)self)->handle;
-  if (h != 0) gdlpyDropHandle(h);
+  if (h != 0 && !gdl_forked()) gdlpyDropHandle(h); /* a forked child leaks it: Go is gone there */
   tp->tp_free(self);
   Py_DECREF(tp);
 }
@@ -831,6 +831,7 @@ static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
                  Py_TYPE(self)->tp_name);
     return NULL;
   }
+  if (!gdl_go_ready()) return NULL;
   char err[1024];
   char* data = NULL;
   int64_t n = 0;
@@ -866,6 +867,7 @@ static PyObject* rebuild_object(PyObject* module, PyObject* const* args, Py_ssiz
     PyErr_Format(PyExc_TypeError, "_rebuild_object: %R is no picklable Go class", args[0]);
     return NULL;
   }
+  if (!gdl_go_ready()) return NULL;
   char err[1024];
   uintptr_t h = 0;
   int kind = gdlpyUnmarshal(c->id, PyBytes_AS_STRING(args[1]), (int64_t)PyBytes_GET_SIZE(args[1]), &h, err, sizeof err);
