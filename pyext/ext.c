@@ -606,8 +606,12 @@ static PyObject* call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args
     argv = slot;
   }
   call_args a; /* only the first nparams entries are used: no more is cleared */
-  memset(a.v, 0, (size_t)fn->nparams * sizeof a.v[0]);
-  memset(a.how, ARG_NONE, (size_t)fn->nparams);
+  for (int i = 0; i < fn->nparams; i++) { /* what Go reads of any argument (arraySpans): no memset call */
+    a.v[i].p = NULL;
+    a.v[i].data = NULL;
+    a.v[i].versioned = 0;
+    a.how[i] = ARG_NONE;
+  }
   if (off && obj_arg(fn, 0, self, &a.v[0]) < 0) {
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "descriptor '%s' for '%s' objects doesn't apply to a '%.200s' object",
@@ -624,8 +628,7 @@ static PyObject* call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args
       return NULL;
     }
   }
-  gdl_value out[GDL_MAX_RESULTS];
-  memset(out, 0, (size_t)fn->nresults * sizeof out[0]);
+  gdl_value out[GDL_MAX_RESULTS]; /* Go writes each result's fields before counting it in nout */
   char err[1024];
   int nout = 0, kind;
   if (!gdl_go_ready()) {
