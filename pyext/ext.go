@@ -50,6 +50,9 @@ import (
 // Error values of this package choose the class (BufferError for refused
 // tensors, godlpack.InvalidTensorError too), producer.ErrOutOfMemory is
 // MemoryError, anything else ValueError. A panic becomes RuntimeError.
+//
+// Args (an Option) names a function's parameters for keyword arguments and
+// defaults; Class adds a Go type as a Python class (NewClass).
 type Module struct {
 	name, doc string
 	funcs     []*goFunc

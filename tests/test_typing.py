@@ -2,7 +2,8 @@
 pyext.Module.Stub) as a user meets it: its wheel installed in a fresh venv,
 then `mypy --strict` on a script that calls functions with keyword
 arguments and uses a class, its methods and properties (passes), and on one
-with type errors (fails, naming each)."""
+with type errors (fails, naming each). And the definition-time check of
+pyext.Args defaults, as an extension's user meets it: an ImportError."""
 import os
 import subprocess
 import sys
@@ -82,3 +83,27 @@ def test_mypy_strict_reads_the_installed_stub(tmp_path):
                  'variable has type "str"', 'Argument 1 to "merge" of "Counter" has incompatible type "int"',
                  'Unexpected keyword argument "high" for "clip"'):
         assert want in bad.stdout, bad.stdout
+
+
+def test_a_bad_default_fails_the_import_naming_it(tmp_path):
+    """pyext.Args checks defaults against the Go parameter types when the
+    module is defined: the import fails with ImportError naming the
+    function, the parameter and the default (a project of `godlpack new`
+    with one Args changed)."""
+    import sysconfig
+
+    from godlpack import scaffold
+
+    project = tmp_path / "badkw"
+    scaffold.new("badkw", str(project))
+    main = (project / "main.go").read_text()
+    assert 'pyext.Args("x", "a=2.0")' in main
+    (project / "main.go").write_text(main.replace('pyext.Args("x", "a=2.0")', 'pyext.Args("x", "a=\'two\'")'))
+    out = tmp_path / ("badkw" + sysconfig.get_config_var("EXT_SUFFIX"))
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
+                       cwd=project, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-c", "import badkw"], env=dict(os.environ, PYTHONPATH=str(tmp_path)),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    assert "ImportError: badkw.scale: pyext.Args: default a='two': not a float literal" in r.stderr, r.stderr

@@ -328,7 +328,9 @@ its functions, which take NumPy, PyTorch or JAX arrays zero-copy.
     pytest               # test_{name}.py
 
 Add a function: write it in `main.go`, add a `Def(...)` line, then
-`pip install .` again. `{name}.pyi` is its type stub, installed with it:
+`pip install .` again (`pyext.Args` names its parameters, for keyword
+arguments and defaults). A Go type becomes a Python class with
+`pyext.NewClass` and `.Class(...)`, as `Stats` shows. `{name}.pyi` is its type stub, installed with it:
 `UPDATE_STUB=1 go test` rewrites it (`go test` checks it is current).
 `go build` and `go test` need Python's headers:
 
