@@ -1,6 +1,7 @@
 """Per-call cost of a Go extension function (package pyext) next to nanobind
 and gopy: sum(x) of one NumPy float64 array returning a float, at 1, 1K and
-1M elements (`make bench-ext`).
+1M elements, a call with a keyword argument (kw(1.0, b=2.0)) and method
+calls on an object of a class (obj.fid(1.0), obj.sum(x)) (`make bench-ext`).
 
     python bench/ext_bench.py [--rounds 41] [--sizes 1,1000,1000000] [--no-gopy]
 
@@ -125,12 +126,42 @@ def _loop1(f, a, n):
     return time.perf_counter_ns() - t0
 
 
+def _loop_kw(f, a, n):
+    t0 = time.perf_counter_ns()
+    for _ in itertools.repeat(None, n):
+        f(a, b=2.0)
+    return time.perf_counter_ns() - t0
+
+
+def _loop_sum_method(o, a, n):
+    t0 = time.perf_counter_ns()
+    for _ in itertools.repeat(None, n):
+        o.sum(a)
+    return time.perf_counter_ns() - t0
+
+
+def _loop_sum_r_method(o, a, n):
+    t0 = time.perf_counter_ns()
+    for _ in itertools.repeat(None, n):
+        o.sum_r(a)
+    return time.perf_counter_ns() - t0
+
+
+def _loop_fid_method(o, a, n):
+    t0 = time.perf_counter_ns()
+    for _ in itertools.repeat(None, n):
+        o.fid(a)
+    return time.perf_counter_ns() - t0
+
+
 class Cell:
-    def __init__(self, key, size, f, arg=None, nargs=1):
-        self.key, self.size, self.f, self.arg, self.nargs = key, size, f, arg, nargs
+    def __init__(self, key, size, f, arg=None, nargs=1, loop=None):
+        self.key, self.size, self.f, self.arg, self.nargs, self.loop = key, size, f, arg, nargs, loop
         self.n, self.samples = 1, []
 
     def batch(self, n):
+        if self.loop is not None:
+            return self.loop(self.f, self.arg, n)
         return _loop0(self.f, n) if self.nargs == 0 else _loop1(self.f, self.arg, n)
 
     def calibrate(self, cell_ns):
@@ -180,8 +211,12 @@ def cells_main(sizes):
         if m is None:
             continue
         cells += [Cell((lib, "noop"), 0, m.noop, nargs=0), Cell((lib, "fid"), 0, m.fid, 1.0)]
+        # keyword arguments, kw(1.0, b=2.0); methods of a class, obj.fid(1.0)
+        cells += [Cell((lib, "kw"), 0, m.kw, 1.0, loop=_loop_kw),
+                  Cell((lib, "method_fid"), 0, m.Acc(), 1.0, loop=_loop_fid_method)]
         if lib == "godlpack":
-            cells += [Cell((lib, "noop_typed"), 0, m.noop_typed, nargs=0), Cell((lib, "fid_typed"), 0, m.fid_typed, 1.0)]
+            cells += [Cell((lib, "noop_typed"), 0, m.noop_typed, nargs=0), Cell((lib, "fid_typed"), 0, m.fid_typed, 1.0),
+                      Cell((lib, "kw_typed"), 0, m.kw_typed, 1.0, loop=_loop_kw)]
     cells.append(Cell(("godlpack", "raw_go_noop"), 0, gosum.raw_go_noop, nargs=0))
     for n in sizes:
         x = np.ones(n, np.float64)
@@ -190,15 +225,23 @@ def cells_main(sizes):
                 continue
             for fn in ("sum", "sum_nogil", "touch", "ndim"):
                 cells.append(Cell((lib, fn), n, getattr(m, fn), x))
+            cells.append(Cell((lib, "method_sum"), n, m.Acc(), x, loop=_loop_sum_method))
             if lib == "godlpack":
                 cells += [Cell((lib, fn), n, getattr(m, fn), x) for fn in ("sum_typed", "touch_typed", "ndim_typed")]
+                cells.append(Cell((lib, "method_sum_r"), n, m.Acc(), x, loop=_loop_sum_r_method))
         cells += [Cell(("godlpack", fn), n, getattr(gosum, fn), x)
                   for fn in ("raw_dl_sum", "raw_dl0_sum", "raw_dlv_sum", "raw_dlrs_sum", "raw_dlrc_sum", "raw_dlr_sum")]
         cells += [
                   Cell(("godlpack", "raw_buf_sum"), n, gosum.raw_buf_sum, x),
                   Cell(("numpy", "x.__dlpack__"), n, lambda x: x.__dlpack__(max_version=(1, 0)), x)]
     for c in cells:  # every probe computes the right thing before it is timed
-        if "sum" in c.key[1]:
+        if c.key[1] in ("method_sum", "method_sum_r"):
+            assert getattr(c.f, c.key[1].removeprefix("method_"))(c.arg) == float(c.size), c.key
+        elif c.key[1].startswith("kw"):
+            assert c.f(c.arg, b=2.0) == 3.0 and c.f(c.arg) == 2.0, c.key
+        elif c.key[1] == "method_fid":
+            assert c.f.fid(c.arg) == c.arg, c.key
+        elif "sum" in c.key[1]:
             assert c.f(c.arg) == float(c.size), c.key
     return cells
 
@@ -243,6 +286,9 @@ LABELS = {
     "raw_dlr_sum": "  + both (as pyext)", "raw_buf_sum": "C buffer protocol + 1 cgo sum",
     "x.__dlpack__": "x.__dlpack__(max_version) alone", "slice sum": "SumSlice(go.Slice_float64(x))",
     "gopydl sum": "Sum(gopydl.to_go(x))",
+    "kw": "kw(1.0, b=2.0), pyext.Args", "kw_typed": "kw(1.0, b=2.0), Func2 + Args",
+    "method_fid": "obj.fid(1.0), class method, Func2", "method_sum": "obj.sum(x), class method, Func2",
+    "method_sum_r": "obj.sum(x), class method, reflection",
 }
 
 
@@ -262,9 +308,11 @@ def table(rows, gopy_rows, gopy_note, rounds):
 
     for fn, szs in (("noop", [0]), ("noop_typed", [0]), ("fid", [0]), ("fid_typed", [0]), ("sum", sizes),
                     ("sum_typed", sizes), ("sum_nogil", sizes), ("touch", sizes), ("touch_typed", sizes),
-                    ("ndim", sizes), ("ndim_typed", sizes)):
+                    ("ndim", sizes), ("ndim_typed", sizes), ("kw", [0]), ("kw_typed", [0]), ("method_fid", [0]),
+                    ("method_sum", sizes), ("method_sum_r", sizes)):
         for n in szs:
-            g, b = idx.get(("godlpack", fn, n)), idx.get(("nanobind", fn.removesuffix("_typed"), n))
+            ref = fn.removesuffix("_typed").removesuffix("_r")
+            g, b = idx.get(("godlpack", fn, n)), idx.get(("nanobind", ref, n))
             ratio = f"{g['median'] / b['median']:.2f}" if g and b else "-"
             lines.append(f"{LABELS[fn]:38s} {n or '':>8} {cell(g):>30s} {cell(b):>30s} {ratio:>6s}")
     lines += ["", "breakdown probes (same process)", ""]

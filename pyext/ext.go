@@ -6,7 +6,8 @@ package pyext
 #include "ext.h"
 #include "errkind.h"
 
-PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, int module_id);
+PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,
+                         int module_id);
 */
 import "C"
 
@@ -49,9 +50,13 @@ import (
 // Error values of this package choose the class (BufferError for refused
 // tensors, godlpack.InvalidTensorError too), producer.ErrOutOfMemory is
 // MemoryError, anything else ValueError. A panic becomes RuntimeError.
+//
+// Args (an Option) names a function's parameters for keyword arguments and
+// defaults; Class adds a Go type as a Python class (NewClass).
 type Module struct {
 	name, doc string
 	funcs     []*goFunc
+	classes   []*classInfo
 	execs     []func(module unsafe.Pointer) error
 	err       error
 }
@@ -169,6 +174,18 @@ func NewModule(name, doc string) *Module { return &Module{name: name, doc: doc} 
 // Def adds fn as the Python function name. An unsupported signature is
 // reported by Init as an ImportError.
 func (m *Module) Def(name string, fn any, doc string, opts ...Option) *Module {
+	f, err := buildFunc(name, fn, doc, opts)
+	if err != nil && m.err == nil {
+		m.err = fmt.Errorf("%s.%s: %w", m.name, name, err)
+	}
+	if err == nil {
+		m.funcs = append(m.funcs, f)
+	}
+	return m
+}
+
+// buildFunc is fn (a plain function or a Typed) as a goFunc.
+func buildFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) {
 	var f *goFunc
 	var err error
 	if t, ok := fn.(Typed); ok {
@@ -178,16 +195,12 @@ func (m *Module) Def(name string, fn any, doc string, opts ...Option) *Module {
 	} else if f, err = newGoFunc(name, fn, doc, opts); err == nil {
 		f.typ = reflect.TypeOf(fn)
 	}
-	if f != nil {
-		f.doc = doc
+	if err != nil {
+		return nil, err
 	}
-	if err != nil && m.err == nil {
-		m.err = fmt.Errorf("%s.%s: %w", m.name, name, err)
-	}
-	if err == nil {
-		m.funcs = append(m.funcs, f)
-	}
-	return m
+	f.doc = doc
+	fillClasses(f)
+	return f, nil
 }
 
 // Init returns the module's definition for CPython's multi-phase init (call
@@ -206,11 +219,15 @@ func (m *Module) Init() unsafe.Pointer {
 	for i, f := range m.funcs {
 		fns[i] = f.c
 	}
+	cls := unsafe.Slice((**C.gdl_class)(C.calloc(C.size_t(len(m.classes)+1), C.size_t(unsafe.Sizeof(uintptr(0))))), len(m.classes)+1)
+	for i, ci := range m.classes {
+		cls[i] = ci.cClass()
+	}
 	modules.Lock()
 	id := len(modules.list)
 	modules.list = append(modules.list, m)
 	modules.Unlock()
-	mod := C.gdl_ext_module(name, doc, &fns[0], C.int(len(m.funcs)), C.int(id))
+	mod := C.gdl_ext_module(name, doc, &fns[0], C.int(len(m.funcs)), &cls[0], C.int(len(m.classes)), C.int(id))
 	return unsafe.Pointer(mod)
 }
 
@@ -265,11 +282,18 @@ func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []b
 	c.nresults = C.int(len(kinds))
 	c.name = C.CString(name)
 	c.doc = C.CString(doc)
+	self := false
 	for _, o := range opts {
 		switch o {
 		case ReleaseGIL:
 			c.release_gil = 1
+		case methodOpt:
+			self = true
+			c.self = 1
 		}
+	}
+	if err := setArgs(f, opts, self); err != nil {
+		return err
 	}
 	registry.Lock()
 	var funcs []*goFunc
@@ -291,15 +315,18 @@ var registry struct {
 }
 
 type goFunc struct {
-	name    string
-	doc     string
-	typ     reflect.Type // the Go function's type, for Stub
-	call    typedCall    // set for Typed functions: no reflection per call
-	fn      reflect.Value
-	params  []param
-	results []result
-	hasErr  bool
-	c       *C.gdl_fn
+	name     string
+	doc      string
+	self     bool         // a method: parameter 0 is the receiver
+	names    []string     // Args: the parameters' names (nil: positional only)
+	defaults []string     // and defaults, as Python literals ("" for none)
+	typ      reflect.Type // the Go function's type, for Stub
+	call     typedCall    // set for Typed functions: no reflection per call
+	fn       reflect.Value
+	params   []param
+	results  []result
+	hasErr   bool
+	c        *C.gdl_fn
 }
 
 // param converts one C value to the Go argument.
@@ -420,6 +447,9 @@ func paramFor(t reflect.Type) (byte, param, error) {
 			ct, err := borrowArg(v)
 			return reflect.ValueOf(ct), err
 		}, nil
+	}
+	if classFor(t) != nil {
+		return C.GDL_V_OBJ, objParam, nil
 	}
 	return 0, nil, fmt.Errorf("unsupported parameter type %v", t)
 }
@@ -591,6 +621,9 @@ func resultFor(t reflect.Type) (result, error) {
 			}
 			return exportSource(src, v)
 		}}, nil
+	}
+	if classFor(t) != nil {
+		return objResult(t), nil
 	}
 	return result{}, fmt.Errorf("unsupported result type %v", t)
 }

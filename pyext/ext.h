@@ -16,6 +16,9 @@
 #define GDL_V_BOOL 'b'   /* i (0 or 1) */
 #define GDL_V_STR 's'    /* s, n: UTF-8 (results: malloc'd, freed by C) */
 #define GDL_V_ARRAY 'a'  /* see gdl_value */
+#define GDL_V_OBJ 'o'    /* i: the cgo.Handle of an object of a Go class (pyext.Class) */
+
+#define GDL_MAX_CLASSES 256 /* Go classes in a process, all modules together */
 
 /* An argument or result. Arrays: a typed-slice argument is data (its first
  * element, NULL when empty), n elements and i bytes, which C has checked
@@ -53,6 +56,42 @@ typedef struct {
   gdl_elem elem[GDL_MAX_PARAMS];
   const char* name;
   const char* doc;
+  /* Keyword arguments (pyext.Args): names[i] NULL when the function takes
+   * positional arguments only; a parameter with has_default[i] set takes
+   * defaults[i] when the call leaves it out. pynames: the names interned,
+   * made when the function is added to a module. self: a method, whose
+   * parameter 0 is the receiver (not named, never a keyword). */
+  int named;
+  int self;
+  const char* names[GDL_MAX_PARAMS];
+  void* pynames[GDL_MAX_PARAMS];
+  char has_default[GDL_MAX_PARAMS];
+  gdl_value defaults[GDL_MAX_PARAMS];
+  /* GDL_V_OBJ parameters and results: the class id (gdl_classes). */
+  int16_t cls[GDL_MAX_PARAMS];
+  int16_t rcls[GDL_MAX_RESULTS];
 } gdl_fn;
+
+/* A property of a Go class: get takes the receiver; set (NULL: read-only)
+ * the receiver and the value. */
+typedef struct {
+  const char* name;
+  const char* doc;
+  gdl_fn* get;
+  gdl_fn* set;
+} gdl_prop;
+
+/* A Go class: a heap type made in each module that adds it. ctor (NULL:
+ * Python cannot create one) returns the object; pickle: the Go type is an
+ * encoding.BinaryMarshaler and BinaryUnmarshaler. */
+typedef struct {
+  int id;
+  const char* name; /* "Index"; the type is <module>.Index */
+  const char* doc;
+  gdl_fn* ctor;
+  int nmethods, nprops, pickle;
+  gdl_fn** methods;
+  gdl_prop* props;
+} gdl_class;
 
 #endif

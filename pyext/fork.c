@@ -22,6 +22,8 @@ int gdl_fork_init(const char* module_name) {
   return pthread_atfork(NULL, NULL, on_fork_child) == 0 ? 0 : -1;
 }
 
+int gdl_forked(void) { return forked; }
+
 int gdl_go_ready(void) {
   if (!forked) return 1;
   PyErr_Format(PyExc_RuntimeError,

@@ -80,6 +80,7 @@ PyObject* gdl_tensor_copy_dunder(PyObject* self, PyObject* unused);
  * module_name, the module that linked this layer. */
 int gdl_fork_init(const char* module_name);
 int gdl_go_ready(void);
+int gdl_forked(void); /* 1 in a child forked after the import: nothing may call Go (no exception set) */
 
 /* dtype.c: names from the generated table; dlpack_info(). */
 int gdl_dtype_init(void);

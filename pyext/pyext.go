@@ -1,7 +1,8 @@
 // Package pyext is godlpack's CPython layer as a Go library: the Tensor type
 // (DLPack producer, buffer protocol, C exchange API), from_dlpack, the helper
 // C API, CUDA streams and copies, and the API that Go extension authors use to
-// define Python modules and functions in Go (module.go, func.go).
+// define Python modules, functions and classes in Go (ext.go, typed.go,
+// args.go, class.go, stub.go).
 //
 // The godlpack module itself (pyext/module, built as godlpack._godlpack) is a
 // thin user of it, like any other Go extension: each extension links this

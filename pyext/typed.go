@@ -9,6 +9,7 @@ import "C"
 import (
 	"fmt"
 	"reflect"
+	"runtime/cgo"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
@@ -58,6 +59,10 @@ func argOf[A any]() (argConv[A], error) {
 	}
 	ac := argConv[A]{kind: kind, elem: elemOf(t)}
 	var z A
+	if kind == C.GDL_V_OBJ { // a *T of a Go class (class.go): its handle, no reflection
+		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return cgo.Handle(v.i).Value().(A), nil }
+		return ac, nil
+	}
 	switch any(z).(type) {
 	case float64:
 		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return as[A](float64(v.f)), nil }

@@ -18,7 +18,8 @@ def test_vecmath_builds_and_passes_its_tests(tmp_path):
     assert build.returncode == 0, build.stdout + build.stderr
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error::RuntimeWarning",
-                        os.path.join(EXAMPLE, "test_vecmath.py")], cwd=tmp_path, env=env, capture_output=True,
+                        os.path.join(EXAMPLE, "test_vecmath.py"), os.path.join(EXAMPLE, "test_classes.py")],
+                       cwd=tmp_path, env=env, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert " passed" in r.stdout and " failed" not in r.stdout, r.stdout

@@ -90,7 +90,7 @@ def test_new_project_builds_and_passes_its_tests_in_a_fresh_venv(tmp_path):
     # The two commands, as the project's README says.
     _run([py, "-m", "pip", "install", "."], project, venv_env)
     r = _run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider"], project, venv_env)
-    assert re.search(r"\b4 passed\b", r.stdout) and "failed" not in r.stdout, r.stdout
+    assert re.search(r"\b5 passed\b", r.stdout) and "failed" not in r.stdout, r.stdout
 
     # The source tree is as `new` wrote it (no build/, no *.egg-info).
     after = sorted(p.relative_to(project).as_posix() for p in project.rglob("*") if "__pycache__" not in p.parts)
@@ -100,6 +100,7 @@ def test_new_project_builds_and_passes_its_tests_in_a_fresh_venv(tmp_path):
                                       and p.name.endswith(".dist-info"))).path).files
     names = {f.as_posix() for f in record}
     assert "mykern.pyi" in names and any(n.startswith("mykern.") and n.endswith(".so") for n in names)
+    assert {"mykern-stubs/__init__.pyi", "mykern-stubs/py.typed"} <= names  # PEP 561: what mypy reads
     assert not any("test_" in n or n.startswith(("_build", "setup")) for n in names), names
 
 
@@ -167,7 +168,8 @@ def test_the_wheel_ships_the_go_source_and_backend(tmp_path):
 
 
 def test_vecmath_wheel_holds_the_module_and_its_stub_only(tmp_path):
-    """examples/vecmath's wheel: vecmath.so and vecmath.pyi, no test file or
+    """examples/vecmath's wheel: vecmath.so and vecmath.pyi (and the same
+    stub as the PEP 561 package vecmath-stubs), no test file or
     tools, and the build leaves the source folder clean."""
     example = os.path.join(ROOT, "examples", "vecmath")
     before = sorted(os.listdir(example))
@@ -177,5 +179,6 @@ def test_vecmath_wheel_holds_the_module_and_its_stub_only(tmp_path):
     (whl,) = [p for p in os.listdir(tmp_path) if p.endswith(".whl")]
     names = [n for n in zipfile.ZipFile(tmp_path / whl).namelist() if ".dist-info/" not in n]
     so = [n for n in names if n.startswith("vecmath.") and n.endswith(".so")]
-    assert len(so) == 1 and sorted(names) == sorted(so + ["vecmath.pyi"]), names
+    stubs = ["vecmath.pyi", "vecmath-stubs/__init__.pyi", "vecmath-stubs/py.typed"]
+    assert len(so) == 1 and sorted(names) == sorted(so + stubs), names
     assert sorted(os.listdir(example)) == before

@@ -160,9 +160,27 @@ class BuildGoExt(build_ext):
         out = self.get_ext_fullpath(ext.name)
         build_go(out, ext.go_package, os.getcwd())
         # An extension's type stub (<module>.pyi beside its Go package) goes next to the module.
-        stub = os.path.join(os.getcwd(), ext.go_package, ext.name.rpartition(".")[2] + ".pyi")
+        pkg, _, mod = ext.name.rpartition(".")
+        stub = os.path.join(os.getcwd(), ext.go_package, mod + ".pyi")
         if os.path.isfile(stub):
-            shutil.copy(stub, os.path.dirname(out))
+            ship_stub(stub, os.path.dirname(out), pkg)
+
+
+def ship_stub(stub: str, where: str, package: str) -> None:
+    """Puts an extension module's stub next to it, and makes type checkers
+    trust it once installed (PEP 561): a module in a package gets py.typed
+    in its package; a top-level module, which has no package to mark, also
+    gets a stub-only package <module>-stubs (__init__.pyi and py.typed),
+    which mypy reads from site-packages (it ignores a bare <module>.pyi
+    there)."""
+    shutil.copy(stub, where)
+    if package:
+        open(os.path.join(where, "py.typed"), "w").close()
+        return
+    stubs = os.path.join(where, os.path.basename(stub)[: -len(".pyi")] + "-stubs")
+    os.makedirs(stubs, exist_ok=True)
+    shutil.copy(stub, os.path.join(stubs, "__init__.pyi"))
+    open(os.path.join(stubs, "py.typed"), "w").close()
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ var module = pyext.NewModule("vecmath", "Vector math in Go, on any DLPack array.
 	Def("scale", pyext.Proc2(scale), "scale(x, a)\n--\n\nMultiply the float32 array x by a, in place.", pyext.ReleaseGIL).
 	Def("add", pyext.FuncE2(add), "add(x, y)\n--\n\nx + y as a new float64 array allocated by Go.", pyext.ReadOnlyArgs).
 	Def("norm", pyext.Func1(norm), "norm(x)\n--\n\nThe Euclidean norm of a float64 array.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
-	Def("clip", clip, "clip(x, lo, hi)\n--\n\nClamp x to [lo, hi] in place; returns how many changed.").
+	// Args names the parameters: keywords and defaults, clip(x, hi=2.0).
+	Def("clip", clip, "clip(x, lo=0.0, hi=1.0)\n--\n\nClamp x to [lo, hi] in place; returns how many changed.",
+		pyext.Args("x", "lo=0.0", "hi=1.0")).
 	Def("isum", pyext.Func1(isum), "isum(x)\n--\n\nThe sum of an int64 array (for tests of integer dtypes).", pyext.ReadOnlyArgs).
 	Def("describe", pyext.Func1(describe), "describe(t)\n--\n\nAny array's dtype and shape, e.g. 'float32 [2 3]'.", pyext.ReadOnlyArgs).
 	Def("where", pyext.Func1(where), "where(t)\n--\n\nAny array's device and data address, e.g. 'cuda:0 0x7f0a2c000000'.", pyext.ReadOnlyArgs).
@@ -32,7 +34,11 @@ var module = pyext.NewModule("vecmath", "Vector math in Go, on any DLPack array.
 	// saxpy writes y only: x may be read-only (pyext.Writes, by index from 0).
 	Def("saxpy", saxpy, "saxpy(a, x, y)\n--\n\ny += a*x in place (float32); x is only read.", pyext.Writes(2)).
 	Def("widths", widths, "widths(i, i8, i16, i32, i64, u, u8, u16, u32, u64, f32, b)\n--\n\nIts arguments, "+
-		"each range-checked against its Go type, as one string (for tests).", pyext.ReadOnlyArgs)
+		"each range-checked against its Go type, as one string (for tests).", pyext.ReadOnlyArgs).
+	Def("live_objects", pyext.LiveObjects, "live_objects()\n--\n\nHow many Index and Counter objects are alive (for tests).").
+	// Go types as Python classes (index.go).
+	Class(indexClass).
+	Class(counterClass)
 
 func scale(x []float32, a float32) {
 	for i := range x {

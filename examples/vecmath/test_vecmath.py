@@ -426,7 +426,7 @@ def test_torch_negative_bit_is_refused_on_every_array_path():
                  lambda: vecmath.clip(t64, -10.0, 10.0),  # typed slice, reflection
                  lambda: vecmath.describe(t64),  # godlpack.Tensor
                  lambda: vecmath.mean(t64)):  # *consumer.Tensor
-        with pytest.raises(BufferError, match=r"argument 1: .*negative bit set.*resolve_neg\(\)"):
+        with pytest.raises(BufferError, match=r"argument (1|'x'): .*negative bit set.*resolve_neg\(\)"):
             call()
     t32 = _neg_view(torch, torch.complex64)
     with pytest.raises(BufferError, match="negative bit"):

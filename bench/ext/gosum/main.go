@@ -33,7 +33,23 @@ var module = pyext.NewModule("gosum", "Per-call cost probes for bench/ext_bench.
 	Def("noop_typed", pyext.Proc0(noop), "noop(), typed.").
 	Def("fid_typed", pyext.Func1(fid), "fid(a), typed.").
 	Def("touch_typed", pyext.Proc1(touch), "touch(x), typed.", pyext.ReadOnlyArgs).
-	Def("ndim_typed", pyext.Func1(ndim), "ndim(t), typed.", pyext.ReadOnlyArgs)
+	Def("ndim_typed", pyext.Func1(ndim), "ndim(t), typed.", pyext.ReadOnlyArgs).
+	// Keyword arguments (pyext.Args): kw(a, b=1.0) called as kw(1.0, b=2.0).
+	Def("kw", kw, "kw(a, b=1.0): a + b.", pyext.Args("a", "b=1.0")).
+	Def("kw_typed", pyext.Func2(kw), "kw(a, b=1.0), typed.", pyext.Args("a", "b=1.0")).
+	// A class: Acc().sum(x) and Acc().fid(a), methods called on an object.
+	Class(pyext.NewClass[acc]("Acc", "Acc(): methods for the per-call cost of a method call.").
+		Init(func() *acc { return &acc{} }).
+		Method("sum", pyext.Func2((*acc).sum), "sum(x): the sum of a float64 array.", pyext.ReadOnlyArgs).
+		Method("fid", pyext.Func2((*acc).fid), "fid(a): a.").
+		Method("sum_r", (*acc).sum, "sum(x) through reflection.", pyext.ReadOnlyArgs))
+
+type acc struct{ calls int }
+
+func (a *acc) sum(x []float64) float64 { a.calls++; return sum(x) }
+func (a *acc) fid(v float64) float64   { a.calls++; return v }
+
+func kw(a, b float64) float64 { return a + b }
 
 func sum(x []float64) float64 {
 	var s float64

@@ -14,11 +14,29 @@ static double sum(Array x) {
   return s;
 }
 
+struct Acc {
+  long calls = 0;
+  double sum(Array x) {
+    calls++;
+    return ::sum(x);
+  }
+  double fid(double a) {
+    calls++;
+    return a;
+  }
+};
+
 NB_MODULE(nbsum, m) {
+  using namespace nb::literals;
   m.def("sum", &sum, "sum(x): the sum of a float64 array.");
   m.def("sum_nogil", &sum, nb::call_guard<nb::gil_scoped_release>(), "sum(x) without the GIL.");
   m.def("noop", []() {}, "noop(): nothing.");
   m.def("fid", [](double a) { return a; }, "fid(a): a.");
   m.def("touch", [](Array) {}, "touch(x): takes a float64 array, returns None.");
+  m.def("kw", [](double a, double b) { return a + b; }, "a"_a, "b"_a = 1.0, "kw(a, b=1.0): a + b.");
+  nb::class_<Acc>(m, "Acc")
+      .def(nb::init<>())
+      .def("sum", &Acc::sum, "sum(x): the sum of a float64 array.")
+      .def("fid", &Acc::fid, "fid(a): a.");
   m.def("ndim", [](nb::ndarray<nb::ro> t) { return t.ndim(); }, "ndim(t): the number of dimensions of any array.");
 }
