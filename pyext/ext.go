@@ -260,6 +260,9 @@ func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []b
 		return err
 	}
 	c.writes = C.uint32_t(mask)
+	if err := setArrayReqs(c, opts, nparams); err != nil { // arrays.go
+		return err
+	}
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&c.kinds[0])), C.GDL_MAX_RESULTS+1), kinds)
 	c.nparams = C.int(nparams)
 	c.nresults = C.int(len(kinds))
@@ -410,6 +413,9 @@ func paramFor(t reflect.Type) (byte, param, error) {
 		}
 		return C.GDL_V_ARRAY, p, nil
 	}
+	if p, ok := ndParam(t); ok { // ndarray.go
+		return C.GDL_V_ARRAY, p, nil
+	}
 	if t == tensorType {
 		return C.GDL_V_ARRAY, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
 			return reflect.ValueOf(tensorArg(v)), nil
@@ -465,6 +471,9 @@ func sliceParam(t reflect.Type) (param, bool) {
 // typed slice's element dtype, a numeric scalar's Go type (for its range
 // check), zero for anything else.
 func elemOf(t reflect.Type) C.gdl_elem {
+	if e, ok := ndElemOf(t); ok { // ndarray.go
+		return e
+	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return C.gdl_elem{code: C.uint8_t(godlpack.Int64.Code), bits: C.uint8_t(t.Bits())}

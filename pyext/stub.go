@@ -59,6 +59,9 @@ func docBody(doc string) string {
 }
 
 func pyType(t reflect.Type, param bool) string {
+	if s, ok := arrayPyType(t); ok { // arrays.go
+		return s
+	}
 	switch {
 	case t == tensorType || t == borrowType || t.Kind() == reflect.Slice && param:
 		return "Any"

@@ -58,6 +58,10 @@ func argOf[A any]() (argConv[A], error) {
 	}
 	ac := argConv[A]{kind: kind, elem: elemOf(t)}
 	var z A
+	if c, ok := ndConv[A](); ok { // ndarray.go
+		ac.conv = c
+		return ac, nil
+	}
 	switch any(z).(type) {
 	case float64:
 		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return as[A](float64(v.f)), nil }
