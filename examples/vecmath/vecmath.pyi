@@ -39,5 +39,9 @@ def fail(arg1: str, /) -> None:
     "Raises: how is 'error', 'buffer' or 'panic' (for tests)."
 def saxpy(arg1: float, arg2: Any, arg3: Any, /) -> None:
     "y += a*x in place (float32); x is only read."
+def rownorms(arg1: Any, /) -> Tensor:
+    "The Euclidean norm of each row of a 2-d float64 array."
+def centroid(arg1: Any, /) -> Tensor:
+    "The mean of (n, 3) points, as a 3-element float64 array."
 def widths(arg1: int, arg2: int, arg3: int, arg4: int, arg5: int, arg6: int, arg7: int, arg8: int, arg9: int, arg10: int, arg11: float, arg12: bool, /) -> str:
     "Its arguments, each range-checked against its Go type, as one string (for tests)."
