@@ -131,11 +131,11 @@ static void strided_copy(char* dst, const int64_t* ds, const char* src, const in
 /* The view Go gets of conforming memory: data is element (0, ..., 0),
  * bstr its byte strides (multiples of st->isz). */
 static void fill_view(gdl_value* v, arg_state* st, const gdl_req* r, char* data, const int64_t* bstr) {
-  int nd = st->nd;
+  int nd = st->nd, shift = __builtin_ctzll(st->isz); /* a power of 2 */
   int64_t n = count(st->shape, nd), lo = 0, hi = 0;
   for (int k = 0; k < nd; k++) {
     int64_t e = (st->shape[k] - 1) * bstr[k];
-    st->estrides[k] = bstr[k] / (int64_t)st->isz;
+    st->estrides[k] = bstr[k] >> shift; /* whole elements (checked): exact, also when negative */
     if (st->shape[k] == 0) continue;
     if (e < 0) lo += e;
     else hi += e;
@@ -157,7 +157,7 @@ static void fill_view(gdl_value* v, arg_state* st, const gdl_req* r, char* data,
   }
   v->data = data + lo;
   v->i = hi - lo + (int64_t)st->isz;
-  st->view.off = -lo / (int64_t)st->isz;
+  st->view.off = -lo >> shift;
 }
 
 static PyObject* numpy_module(void) {
@@ -232,7 +232,7 @@ static int describe_ndarray(PyObject* obj, arg_desc* d) {
   return 0;
 }
 
-static void describe_dlpack(const DLTensor* t, uint64_t flags, arg_desc* d) {
+static __attribute__((noinline)) void describe_dlpack(const DLTensor* t, uint64_t flags, arg_desc* d) {
   d->data = t->data ? (char*)t->data + t->byte_offset : NULL;
   d->nd = t->ndim;
   d->shape = t->shape;
@@ -242,7 +242,8 @@ static void describe_dlpack(const DLTensor* t, uint64_t flags, arg_desc* d) {
   d->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
   d->dev = t->device;
   int64_t isz = (int64_t)t->dtype.bits * t->dtype.lanes / 8;
-  int64_t c[GDL_MAX_NDIM] = {0};
+  int64_t c[GDL_MAX_NDIM];
+  c[0] = 0; /* ndim 0: unread, but set */
   if (t->strides == NULL) { /* compact C */
     int64_t s = 1;
     for (int k = t->ndim - 1; k >= 0; k--) {
@@ -301,7 +302,7 @@ static const char* nonconforming(const gdl_fn* fn, int i, const gdl_req* r, cons
     return why;
   }
   int layout = r->order == GDL_ORDER_C ? d->is_c : r->order == GDL_ORDER_F ? d->is_f : 1;
-  for (int k = 0; layout && k < d->nd; k++) layout = d->bstr[k] % isz == 0;
+  for (int k = 0; layout && k < d->nd; k++) layout = (d->bstr[k] & (isz - 1)) == 0; /* isz: a power of 2 */
   if (!layout) {
     char strides[512], shape[512];
     put_tuple(shape, sizeof shape, d->shape, d->nd, 0);
@@ -315,7 +316,7 @@ static const char* nonconforming(const gdl_fn* fn, int i, const gdl_req* r, cons
     snprintf(why, len, "want %s, got %sstrides %s for shape %s", order_name(r->order), elems ? "" : "byte ", strides, shape);
     return why;
   }
-  if (count(d->shape, d->nd) != 0 && (uintptr_t)d->data % (uintptr_t)(e.code == kDLComplex ? isz / 2 : isz) != 0) {
+  if (count(d->shape, d->nd) != 0 && ((uintptr_t)d->data & (uintptr_t)((e.code == kDLComplex ? isz / 2 : isz) - 1)) != 0) {
     snprintf(why, len, "data at %p is not aligned for %s elements", (void*)d->data, elem_name(e.code, e.bits));
     return why;
   }
@@ -461,12 +462,24 @@ static int take(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_va
   return 0;
 }
 
+/* States kept for reuse (with the GIL): one call with several arrays, or
+ * calls in several threads without the GIL, need more than one. */
+#define POOL 16
+static arg_state* pool[POOL];
+static int npool;
+
 int gdl_req_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
-  arg_state* st = calloc(1, sizeof *st);
+  arg_state* st = npool ? pool[--npool] : malloc(sizeof *st); /* not cleared: arrays are written first */
   if (st == NULL) {
     PyErr_NoMemory();
     return -1;
   }
+  st->managed = NULL;
+  st->held = NULL;
+  st->tmp = NULL;
+  st->back = NULL;
+  st->nd = 0;
+  st->view.ndim = 0;
   v->st = st;
   const gdl_req* r = fn->req[i];
   return take(fn, i, r, obj, v, st, r->convert != GDL_CONV_NONE);
@@ -488,5 +501,6 @@ void gdl_req_free(gdl_value* v) {
   Py_XDECREF(st->held);
   PyErr_Restore(type, value, tb);
   free(st->tmp);
-  free(st);
+  if (npool < POOL) pool[npool++] = st;
+  else free(st);
 }

@@ -215,6 +215,7 @@ func (a NDArray[T]) Flat() ([]T, bool) {
 type ndArrayer interface {
 	ndElem() godlpack.DType
 	ndInto(dst unsafe.Pointer, v *C.gdl_value)
+	ndFunc() any // func(*C.gdl_value) NDArray[T]
 }
 
 var ndArrayType = reflect.TypeFor[ndArrayer]()
@@ -222,6 +223,8 @@ var ndArrayType = reflect.TypeFor[ndArrayer]()
 func (NDArray[T]) ndElem() godlpack.DType { return godlpack.DTypeOf[T]() }
 
 func (NDArray[T]) ndInto(dst unsafe.Pointer, v *C.gdl_value) { *(*NDArray[T])(dst) = ndOf[T](v) }
+
+func (NDArray[T]) ndFunc() any { return ndOf[T] }
 
 // ndOf is an NDArray argument as C checked and described it (ext_arrays.c).
 func ndOf[T godlpack.Element](v *C.gdl_value) NDArray[T] {
@@ -273,9 +276,9 @@ func ndConv[A any]() (func(v *C.gdl_value, name string, i int) (A, error), bool)
 	if !ok {
 		return nil, false
 	}
-	return func(v *C.gdl_value, _ string, _ int) (A, error) {
-		var r A
-		nd.ndInto(unsafe.Pointer(&r), v)
-		return r, nil
-	}, true
+	of, ok := nd.ndFunc().(func(*C.gdl_value) A) // A is NDArray[T] itself: no escape, no interface call
+	if !ok {
+		return nil, false
+	}
+	return func(v *C.gdl_value, _ string, _ int) (A, error) { return of(v), nil }, true
 }

@@ -33,7 +33,16 @@ var module = pyext.NewModule("gosum", "Per-call cost probes for bench/ext_bench.
 	Def("noop_typed", pyext.Proc0(noop), "noop(), typed.").
 	Def("fid_typed", pyext.Func1(fid), "fid(a), typed.").
 	Def("touch_typed", pyext.Proc1(touch), "touch(x), typed.", pyext.ReadOnlyArgs).
-	Def("ndim_typed", pyext.Func1(ndim), "ndim(t), typed.", pyext.ReadOnlyArgs)
+	Def("ndim_typed", pyext.Func1(ndim), "ndim(t), typed.", pyext.ReadOnlyArgs).
+	// Array requirements: a (n, 3) N-d view, and a slice with conversion allowed.
+	Def("rows3", pyext.Func1(rows3), "rows3(x): the sum of a (n, 3) float64 array.", pyext.ReadOnlyArgs,
+		pyext.Require(0, pyext.Shape(-1, 3), pyext.CContig)).
+	Def("sum_conv", pyext.Func1(sum), "sum(x), converting what does not conform.", pyext.ReadOnlyArgs, pyext.Convert(0))
+
+func rows3(x pyext.NDArray[float64]) float64 {
+	f, _ := x.Flat()
+	return sum(f)
+}
 
 func sum(x []float64) float64 {
 	var s float64

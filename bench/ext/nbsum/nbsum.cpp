@@ -21,4 +21,10 @@ NB_MODULE(nbsum, m) {
   m.def("fid", [](double a) { return a; }, "fid(a): a.");
   m.def("touch", [](Array) {}, "touch(x): takes a float64 array, returns None.");
   m.def("ndim", [](nb::ndarray<nb::ro> t) { return t.ndim(); }, "ndim(t): the number of dimensions of any array.");
+  m.def("rows3", [](nb::ndarray<const double, nb::shape<-1, 3>, nb::c_contig, nb::device::cpu> x) {
+    const double* p = x.data();
+    double s = 0;
+    for (size_t i = 0, n = x.size(); i < n; i++) s += p[i];
+    return s;
+  }, "rows3(x): the sum of a (n, 3) float64 array.");
 }
