@@ -178,6 +178,16 @@ def test_a_cuda_array_is_refused_by_cpu_parameters_even_with_conversion():
         assert x.deleted == 1  # released exactly once
     x = OnDevice(2, [1.0, 2.0])
     assert arrmod.tensor_cuda(x) == "float64 [2] cuda:0" and x.deleted == 1
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():  # a real GPU: no silent device copy either
+        g = torch.arange(6, dtype=torch.float64, device="cuda").reshape(2, 3)
+        assert arrmod.tensor_cuda(g) == "float64 [2 3] cuda:0"
+        for f in (arrmod.sum_conv, arrmod.info, arrmod.rowsums, arrmod.tensor_cpu):
+            with pytest.raises(BufferError, match="want memory the CPU can read, got an array on cuda"):
+                f(g)
+        with pytest.raises(BufferError, match="want memory the CPU can read"):
+            arrmod.scale_wb(g, 2.0)
+        assert g.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 
 
 def test_written_arguments_must_be_writable_and_not_jax():
