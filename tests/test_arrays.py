@@ -1,8 +1,9 @@
 """Array requirements of Go extension functions (pyext.Require, Convert,
 ConvertWriteBack, NDArray): builds the test extension tests/arrmod and runs
-its tests (tests/arrmod/test_arrmod.py: NumPy, PyTorch, JAX and Dask
+its tests (tests/arrmod/check_arrmod.py: NumPy, PyTorch, JAX and Dask
 inputs, refusals, write-back, threads, leaks) in a process of its own, as
-the extension brings its own Go runtime."""
+the extension brings its own Go runtime. (Named check_*, so that a run of
+tests/ does not collect it in this process.)"""
 import os
 import subprocess
 import sys
@@ -20,7 +21,7 @@ def test_array_requirements_in_a_go_extension(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     # --noconftest: tests/conftest.py imports godlpack (a second Go runtime).
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
-                        "-W", "error::RuntimeWarning", os.path.join(ARRMOD, "test_arrmod.py")], cwd=tmp_path, env=env,
+                        "-W", "error::RuntimeWarning", os.path.join(ARRMOD, "check_arrmod.py")], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert " passed" in r.stdout and " failed" not in r.stdout and "skipped" not in r.stdout, r.stdout

@@ -1,6 +1,6 @@
 // Command arrmod is a test extension for array requirements (pyext.Require,
 // Convert, ConvertWriteBack, NDArray): tests/test_arrays.py builds it and
-// runs tests/arrmod/test_arrmod.py against it in a process of its own.
+// runs tests/arrmod/check_arrmod.py against it in a process of its own.
 package main
 
 import "C" // cgo: PyInit_arrmod is exported to CPython
