@@ -411,7 +411,7 @@ static int take(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_va
   gdl_elem e = fn->elem[i];
   st->isz = e.bits / 8;
   st->nd = d.nd;
-  memcpy(st->shape, d.shape, (size_t)d.nd * sizeof(int64_t));
+  if (d.nd > 0) memcpy(st->shape, d.shape, (size_t)d.nd * sizeof(int64_t)); /* a 0-d shape may be NULL */
   int same_dtype;
   if (nonconforming(fn, i, r, &d, why, sizeof why, &same_dtype) == NULL) {
     fill_view(v, st, r, d.data, d.bstr);
