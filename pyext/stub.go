@@ -59,9 +59,6 @@ func docBody(doc string) string {
 }
 
 func pyType(t reflect.Type, param bool) string {
-	if s, ok := arrayPyType(t); ok { // arrays.go
-		return s
-	}
 	switch {
 	case t == tensorType || t == borrowType || t.Kind() == reflect.Slice && param:
 		return "Any"
@@ -75,6 +72,10 @@ func pyType(t reflect.Type, param bool) string {
 		return "bool"
 	case reflect.String:
 		return "str"
+	case reflect.Struct:
+		if s, ok := arrayPyType(t); ok { // NDArray (arrays.go)
+			return s
+		}
 	}
 	return "int"
 }

@@ -58,10 +58,6 @@ func argOf[A any]() (argConv[A], error) {
 	}
 	ac := argConv[A]{kind: kind, elem: elemOf(t)}
 	var z A
-	if c, ok := ndConv[A](); ok { // ndarray.go
-		ac.conv = c
-		return ac, nil
-	}
 	switch any(z).(type) {
 	case float64:
 		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return as[A](float64(v.f)), nil }
@@ -93,6 +89,10 @@ func argOf[A any]() (argConv[A], error) {
 			return as[A](ct), err
 		}
 	default:
+		if c, ok := ndConv[A](); ok { // an NDArray (ndarray.go)
+			ac.conv = c
+			break
+		}
 		// Everything else (other widths, named types, strings) goes through
 		// its reflection converter.
 		ac.conv = func(v *C.gdl_value, name string, i int) (A, error) {
