@@ -24,4 +24,13 @@ def test_array_requirements_in_a_go_extension(tmp_path):
                         "-W", "error::RuntimeWarning", os.path.join(ARRMOD, "check_arrmod.py")], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert " passed" in r.stdout and " failed" not in r.stdout and "skipped" not in r.stdout, r.stdout
+    assert " passed" in r.stdout and " failed" not in r.stdout, r.stdout
+    # Skips only where a peer is missing (the NumPy-only suite) or RSS means nothing (sanitizers).
+    if _have("torch", "jax", "dask") and not os.environ.get("GODLPACK_SANITIZER"):
+        assert "skipped" not in r.stdout, r.stdout
+
+
+def _have(*modules):
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in modules)
