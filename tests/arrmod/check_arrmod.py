@@ -203,6 +203,16 @@ def test_written_arguments_must_be_writable_and_not_jax():
             f(jnp.ones((2, 3)), 2.0)
 
 
+def test_a_definition_with_impossible_requirements_fails_the_import():
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.ExtensionFileLoader("arrmod_bad", arrmod.__file__)  # PyInit_arrmod_bad, same library
+    spec = importlib.util.spec_from_file_location("arrmod_bad", arrmod.__file__, loader=loader)
+    with pytest.raises(ImportError, match=r"arrmod_bad.scale: pyext.Require\(1\): parameter 1 is not an array"):
+        importlib.util.module_from_spec(spec)
+
+
 # ---- conversion ------------------------------------------------------------
 
 def test_without_conversion_non_conforming_inputs_are_refused():

@@ -161,4 +161,12 @@ func matvec(m pyext.NDArray[float64], v []float64) ([]float64, error) {
 //export PyInit_arrmod
 func PyInit_arrmod() unsafe.Pointer { return module.Init() }
 
+// bad is a definition whose requirements cannot hold: its import fails
+// (check_arrmod.py loads it from this same library as arrmod_bad).
+var bad = pyext.NewModule("arrmod_bad", "Impossible requirements.").
+	Def("scale", pyext.Proc2(scale), "scale(x, a)", pyext.Writes(0), pyext.Require(1, pyext.Ndim(1)))
+
+//export PyInit_arrmod_bad
+func PyInit_arrmod_bad() unsafe.Pointer { return bad.Init() }
+
 func main() {}
