@@ -40,6 +40,7 @@ typedef struct {
   const int64_t* estr;        /* DLPack's element strides, NULL: compact (DLPack only) */
   DLDataType dt;
   int known;    /* a dtype godlpack names, in native byte order */
+  PyObject* np_dtype; /* borrowed: an ndarray's dtype (for messages) */
   int readonly; /* marked read-only by its producer */
   DLDevice dev;
   int is_c, is_f;
@@ -223,6 +224,7 @@ static int describe_ndarray(PyObject* obj, arg_desc* d) {
   d->estr = NULL;
   d->dt = (DLDataType){e.code, e.bits, 1};
   d->known = e.bits != 0;
+  d->np_dtype = (PyObject*)x->descr;
   d->readonly = !(x->flags & NP_WRITEABLE);
   d->dev = (DLDevice){kDLCPU, 0};
   for (int k = 0; k < d->nd; k++) d->bstr[k] = x->strides[k];
@@ -239,6 +241,7 @@ static __attribute__((noinline)) void describe_dlpack(const DLTensor* t, uint64_
   d->estr = t->strides;
   d->dt = t->dtype;
   d->known = 1;
+  d->np_dtype = NULL;
   d->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
   d->dev = t->device;
   int64_t isz = (int64_t)t->dtype.bits * t->dtype.lanes / 8;
@@ -294,10 +297,10 @@ static const char* nonconforming(const gdl_fn* fn, int i, const gdl_req* r, cons
   int64_t isz = e.bits / 8;
   *same_dtype = d->known && d->dt.code == e.code && d->dt.bits == e.bits && d->dt.lanes == 1;
   if (!*same_dtype) {
-    PyObject* got = d->known ? gdl_dtype_name(d->dt) : NULL;
+    PyObject* got = d->known ? gdl_dtype_name(d->dt) : d->np_dtype ? PyObject_Str(d->np_dtype) : NULL; /* >f8, <M8[s] */
     const char* g = got ? PyUnicode_AsUTF8(got) : NULL;
     if (g == NULL) PyErr_Clear();
-    snprintf(why, len, "want dtype %s, got %s", elem_name(e.code, e.bits), g ? g : "a dtype in non-native byte order");
+    snprintf(why, len, "want dtype %s, got %s", elem_name(e.code, e.bits), g ? g : "another dtype");
     Py_XDECREF(got);
     return why;
   }

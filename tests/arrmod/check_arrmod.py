@@ -225,6 +225,10 @@ def test_without_conversion_non_conforming_inputs_are_refused():
         arrmod.sum_1d(np.arange(6.0)[::2])
     with pytest.raises(BufferError, match="dtype float32, want float64"):
         arrmod.sum(np.zeros(2, np.float32))
+    with pytest.raises(BufferError, match=r"sum_1d\(\) argument 1: want dtype float64, got >f8; pass a conforming copy"):
+        arrmod.sum_1d(np.zeros(2, ">f8"))
+    with pytest.raises(BufferError, match=r"info\(\) argument 1: want dtype float64, got datetime64\[s\]"):
+        arrmod.info(np.zeros(2, "M8[s]"))
     with pytest.raises(TypeError):
         arrmod.sum([1.0, 2.0])
     with pytest.raises(TypeError):
