@@ -229,6 +229,9 @@ def cells_main(sizes):
             if lib == "godlpack":
                 cells += [Cell((lib, fn), n, getattr(m, fn), x) for fn in ("sum_typed", "touch_typed", "ndim_typed")]
                 cells.append(Cell((lib, "method_sum_r"), n, m.Acc(), x, loop=_loop_sum_r_method))
+            # Requirements: a (n, 3) array; a strided x converted into a temporary (nanobind converts by default).
+            cells += [Cell((lib, "rows3"), n, m.rows3, np.ones((n, 3))),
+                      Cell((lib, "sum_conv"), n, m.sum_conv if lib == "godlpack" else m.sum, np.ones(2 * n)[::2])]
         cells += [Cell(("godlpack", fn), n, getattr(gosum, fn), x)
                   for fn in ("raw_dl_sum", "raw_dl0_sum", "raw_dlv_sum", "raw_dlrs_sum", "raw_dlrc_sum", "raw_dlr_sum")]
         cells += [
@@ -279,6 +282,7 @@ LABELS = {
     "ndim": "ndim(x) -> int (Tensor arg)", "noop": "noop()", "fid": "fid(1.0) -> float",
     "noop_typed": "noop(), pyext.Proc0", "fid_typed": "fid(1.0), pyext.Func1", "sum_typed": "sum(x), pyext.Func1",
     "touch_typed": "touch(x), pyext.Proc1", "ndim_typed": "ndim(x), pyext.Func1",
+    "rows3": "rows3(x (n, 3)), NDArray + Shape", "sum_conv": "sum(x[::2]), converted (Convert)",
     "raw_c_noop": "C METH_NOARGS, no Go (floor)", "raw_go_noop": "C + 1 cgo call to empty Go func",
     "raw_dl_sum": "C __dlpack__(max_version) + cgo sum + del",
     "raw_dl0_sum": "  same, legacy __dlpack__() (nanobind ro)", "raw_dlv_sum": "  + Go ValidateVersioned again",
@@ -308,8 +312,8 @@ def table(rows, gopy_rows, gopy_note, rounds):
 
     for fn, szs in (("noop", [0]), ("noop_typed", [0]), ("fid", [0]), ("fid_typed", [0]), ("sum", sizes),
                     ("sum_typed", sizes), ("sum_nogil", sizes), ("touch", sizes), ("touch_typed", sizes),
-                    ("ndim", sizes), ("ndim_typed", sizes), ("kw", [0]), ("kw_typed", [0]), ("method_fid", [0]),
-                    ("method_sum", sizes), ("method_sum_r", sizes)):
+                    ("ndim", sizes), ("ndim_typed", sizes), ("rows3", sizes), ("sum_conv", sizes), ("kw", [0]),
+                    ("kw_typed", [0]), ("method_fid", [0]), ("method_sum", sizes), ("method_sum_r", sizes)):
         for n in szs:
             ref = fn.removesuffix("_typed").removesuffix("_r")
             g, b = idx.get(("godlpack", fn, n)), idx.get(("nanobind", ref, n))

@@ -15,16 +15,6 @@ import (
 	"unicode"
 )
 
-// argsOpt marks an Option made by Args: the bits above argsShift index
-// argSpecs.
-const (
-	argsOpt   Option = 1 << 41
-	argsShift        = 21
-	argsMask  Option = 1<<19 - 1
-	// methodOpt marks a method's function (methodOpts): parameter 0 is the receiver.
-	methodOpt Option = 1 << 42
-)
-
 var argSpecs struct {
 	sync.Mutex
 	list [][]string
@@ -78,6 +68,8 @@ func methodOpts(opts []Option) []Option {
 				o |= badParam
 			}
 			o &^= 1 << 16
+		case o&arrayOpt != 0:
+			o = shiftArrayOption(o) // arrays.go
 		}
 		out = append(out, o)
 	}

@@ -5,13 +5,14 @@
 #include "gdl.h"
 #include "errkind.h"
 #include "ext.h"
+#include "ext_arrays.h"
 
 extern int gdlpyCall(int id, gdl_value* in, int nin, gdl_value* out, int* nout, char* err, int errlen);
 
 static const char FN_CAPSULE[] = "godlpack.gofunc";
 
 /* How an array argument is held until the call returns. */
-enum { ARG_NONE, ARG_MANAGED, ARG_HELD };
+enum { ARG_NONE, ARG_MANAGED, ARG_HELD, ARG_REQ /* ext_arrays.c holds it */ };
 
 /* One call's arguments: the values for Go, and what C holds for them. */
 typedef struct {
@@ -26,6 +27,7 @@ typedef struct {
 static void free_arrays(call_args* a, int n) {
   for (int i = 0; i < n; i++) {
     if (a->how[i] == ARG_HELD) Py_DECREF(a->held[i]);
+    if (a->how[i] == ARG_REQ) gdl_req_free(&a->v[i]);
     if (a->how[i] != ARG_MANAGED) continue;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -84,69 +86,7 @@ static int slice_arg(const gdl_fn* fn, int i, const DLTensor* t, gdl_value* v) {
   return 0;
 }
 
-/* The start of NumPy's array and dtype objects, as NumPy's own macros
- * (PyArray_DATA, PyArray_DESCR, PyArray_TYPE...) read them in every
- * compiled extension: the same in NumPy 1.x and 2.x. */
-typedef struct {
-  PyObject_HEAD
-  PyTypeObject* typeobj;
-  char kind, type, byteorder, flags_1x; /* flags moved in NumPy 2 */
-  int type_num;
-} np_descr;
-
-typedef struct {
-  PyObject_HEAD
-  char* data;
-  int nd;
-  Py_ssize_t* dimensions;
-  Py_ssize_t* strides;
-  PyObject* base;
-  np_descr* descr;
-  int flags;
-} np_array;
-
-#define NP_C_CONTIGUOUS 0x0001 /* NumPy's flag: row-major, as godlpack.IsCompact */
-#define NP_ALIGNED 0x0100
-#define NP_WRITEABLE 0x0400
-
-/* NumPy's ndarray type, recognised by name when the first one is passed: a
- * static type, so its address is fixed for the process. Subclasses are not
- * it (they take the DLPack path). */
-static PyTypeObject* ndarray_type;
-
-static int is_ndarray(PyObject* obj) {
-  PyTypeObject* t = Py_TYPE(obj);
-  if (t == ndarray_type) return 1;
-  if (ndarray_type != NULL || (t->tp_flags & Py_TPFLAGS_HEAPTYPE) || strcmp(t->tp_name, "numpy.ndarray") != 0) return 0;
-  ndarray_type = t;
-  return 1;
-}
-
-/* The element type of NumPy's built-in numeric type numbers (NPY_BOOL...
- * NPY_CDOUBLE, NPY_HALF) in native byte order; {0, 0} for any other. */
-static gdl_elem np_elem(const np_descr* d) {
-  gdl_elem none = {0, 0};
-  if (d->byteorder != '=' && d->byteorder != '|') return none;
-  switch (d->type_num) {
-    case 0: return (gdl_elem){kDLBool, 8};
-    case 1: return (gdl_elem){kDLInt, 8};
-    case 2: return (gdl_elem){kDLUInt, 8};
-    case 3: return (gdl_elem){kDLInt, 8 * sizeof(short)};
-    case 4: return (gdl_elem){kDLUInt, 8 * sizeof(short)};
-    case 5: return (gdl_elem){kDLInt, 8 * sizeof(int)};
-    case 6: return (gdl_elem){kDLUInt, 8 * sizeof(int)};
-    case 7: return (gdl_elem){kDLInt, 8 * sizeof(long)};
-    case 8: return (gdl_elem){kDLUInt, 8 * sizeof(long)};
-    case 9: return (gdl_elem){kDLInt, 8 * sizeof(long long)};
-    case 10: return (gdl_elem){kDLUInt, 8 * sizeof(long long)};
-    case 11: return (gdl_elem){kDLFloat, 32};
-    case 12: return (gdl_elem){kDLFloat, 64};
-    case 14: return (gdl_elem){kDLComplex, 64};
-    case 15: return (gdl_elem){kDLComplex, 128};
-    case 23: return (gdl_elem){kDLFloat, 16};
-  }
-  return none;
-}
+#include "ext_np.h"
 
 /* Whether fn may write array argument i (pyext.Writes, ReadOnlyArgs). */
 static int writes(const gdl_fn* fn, int i) { return (fn->writes >> i) & 1; }
@@ -209,7 +149,7 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
  * stream=None. Memory the host reads (managed memory) waits for that stream. */
 static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   int typed = fn->elem[i].bits != 0;
-  if (typed && is_ndarray(obj) && ndarray_arg(fn, i, obj, a)) return 0;
+  if (typed && fn->req[i] == NULL && is_ndarray(obj) && ndarray_arg(fn, i, obj, a)) return 0;
   if (writes(fn, i) && !PyCapsule_CheckExact(obj)) {
     int imm = immutable_producer(obj);
     if (imm < 0) return -1;
@@ -221,6 +161,10 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
                    fn->name, i + 1, Py_TYPE(obj)->tp_name, fn->name);
       return -1;
     }
+  }
+  if (fn->req[i] != NULL) { /* pyext.Require, Convert, NDArray: ext_arrays.c */
+    a->how[i] = ARG_REQ;
+    return gdl_req_arg(fn, i, obj, &a->v[i]);
   }
   int versioned;
   /* from_dlpack's checks first: PyTorch's negative bit (its __dlpack__
@@ -640,6 +584,9 @@ static PyObject* call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args
     Py_END_ALLOW_THREADS
   } else {
     kind = gdlpyCall(fn->id, a.v, fn->nparams, out, &nout, err, sizeof err);
+  }
+  for (int i = 0; i < fn->nparams; i++) {
+    if (a.how[i] == ARG_REQ) gdl_req_write_back(&a.v[i]); /* pyext.ConvertWriteBack */
   }
   free_arrays(&a, fn->nparams); /* arrays stay alive until the call returns */
   if (kind != GDL_ERR_NONE) {

@@ -115,11 +115,23 @@ const (
 	ReadOnlyArgs
 )
 
-// writesOpt marks an Option made by Writes: bits 0-15 are the parameters
-// written, badParam one out of range.
+// The bits of an Option beyond the plain ones above: each kind has its
+// marker bit, and the low bits are its payload.
 const (
+	// writesOpt marks an Option made by Writes: bits 0-15 are the
+	// parameters written, badParam one out of range.
 	writesOpt Option = 1 << 40
 	badParam  Option = 1 << 20
+	// argsOpt marks an Option made by Args (args.go): the bits from
+	// argsShift (argsMask wide) index argSpecs.
+	argsOpt   Option = 1 << 41
+	argsShift        = 21
+	argsMask  Option = 1<<19 - 1
+	// methodOpt marks a method's function (methodOpts): parameter 0 is the receiver.
+	methodOpt Option = 1 << 42
+	// arrayOpt marks an Option made by Require or Convert (arrays.go): bits
+	// 0-19 index arraySpecs.
+	arrayOpt Option = 1 << 43
 )
 
 // Writes declares which array arguments the function writes, by parameter
@@ -199,6 +211,7 @@ func buildFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) 
 		return nil, err
 	}
 	f.doc = doc
+	f.converts = convertedParams(opts) // arrays.go
 	fillClasses(f)
 	return f, nil
 }
@@ -277,6 +290,9 @@ func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []b
 		return err
 	}
 	c.writes = C.uint32_t(mask)
+	if err := setArrayReqs(c, opts, nparams); err != nil { // arrays.go
+		return err
+	}
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&c.kinds[0])), C.GDL_MAX_RESULTS+1), kinds)
 	c.nparams = C.int(nparams)
 	c.nresults = C.int(len(kinds))
@@ -326,6 +342,7 @@ type goFunc struct {
 	params   []param
 	results  []result
 	hasErr   bool
+	converts uint32 // parameters that Convert or ConvertWriteBack allow to convert, for Stub
 	c        *C.gdl_fn
 }
 
@@ -437,6 +454,9 @@ func paramFor(t reflect.Type) (byte, param, error) {
 		}
 		return C.GDL_V_ARRAY, p, nil
 	}
+	if p, ok := ndParam(t); ok { // ndarray.go
+		return C.GDL_V_ARRAY, p, nil
+	}
 	if t == tensorType {
 		return C.GDL_V_ARRAY, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
 			return reflect.ValueOf(tensorArg(v)), nil
@@ -495,6 +515,9 @@ func sliceParam(t reflect.Type) (param, bool) {
 // typed slice's element dtype, a numeric scalar's Go type (for its range
 // check), zero for anything else.
 func elemOf(t reflect.Type) C.gdl_elem {
+	if e, ok := ndElemOf(t); ok { // ndarray.go
+		return e
+	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return C.gdl_elem{code: C.uint8_t(godlpack.Int64.Code), bits: C.uint8_t(t.Bits())}

@@ -32,6 +32,10 @@ typedef struct {
   void* p;
   int versioned;
   void* data;
+  /* A parameter with requirements (ext_arrays.h): C's state for the
+   * argument, a gdl_view first (for an NDArray, data is its lowest element
+   * and i the bytes it spans). */
+  void* st;
 } gdl_value;
 
 /* A typed-slice parameter's element type (DLPack code and bits); for a
@@ -39,6 +43,7 @@ typedef struct {
  * range-checks arguments against; bits 0 for any other parameter. */
 typedef struct {
   uint8_t code, bits;
+  uint8_t nd; /* 1: an N-d view parameter (pyext.NDArray) */
 } gdl_elem;
 
 /* A registered function: id into Go's table, its Python name and docstring,
@@ -54,6 +59,7 @@ typedef struct {
   char sig[GDL_MAX_PARAMS + 1];
   char kinds[GDL_MAX_RESULTS + 1]; /* result kinds, same letters */
   gdl_elem elem[GDL_MAX_PARAMS];
+  const struct gdl_req* req[GDL_MAX_PARAMS]; /* requirements (ext_arrays.h), NULL: none */
   const char* name;
   const char* doc;
   /* Keyword arguments (pyext.Args): names[i] NULL when the function takes

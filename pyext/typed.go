@@ -94,6 +94,10 @@ func argOf[A any]() (argConv[A], error) {
 			return as[A](ct), err
 		}
 	default:
+		if c, ok := ndConv[A](); ok { // an NDArray (ndarray.go)
+			ac.conv = c
+			break
+		}
 		// Everything else (other widths, named types, strings) goes through
 		// its reflection converter.
 		ac.conv = func(v *C.gdl_value, name string, i int) (A, error) {

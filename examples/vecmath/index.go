@@ -27,11 +27,17 @@ var indexClass = pyext.NewClass[Index]("Index", "Index(dim, name='')\n--\n\n"+
 	Init(newIndex, pyext.Args("dim", "name=''")).
 	Method("add", pyext.FuncE2((*Index).Add), "add(x)\n--\n\nAppends the rows of x (a float64 array of "+
 		"n*dim values, any shape); returns how many rows were added.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
+	// Convert: rows given as a list, as float32, strided or unaligned (Dask
+	// blocks) are copied into a compact float64 temporary first (a method's
+	// Convert and Require count the parameters after the receiver, as Writes).
+	Method("extend", pyext.FuncE2((*Index).Add), "extend(rows)\n--\n\nadd(rows), converting rows of any "+
+		"layout or castable dtype, or a list, to compact float64.", pyext.ReadOnlyArgs, pyext.ReleaseGIL,
+		pyext.Convert(0), pyext.Args("rows")).
 	Method("nearest", (*Index).Nearest, "nearest(q, max_dist=1e308)\n--\n\nThe row nearest to q (dim float64 "+
 		"values), or -1 when the index is empty or no row is within max_dist.", pyext.ReadOnlyArgs, pyext.ReleaseGIL,
 		pyext.Args("q", "max_dist=1e308")).
 	Method("distances", (*Index).Distances, "distances(q)\n--\n\nThe distance from q to every row, as a new "+
-		"float64 array allocated by Go.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
+		"float64 array allocated by Go.", pyext.ReadOnlyArgs, pyext.ReleaseGIL, pyext.Args("q")).
 	Method("fail", (*Index).Fail, "fail(how)\n--\n\nRaises: how is 'error' or 'panic' (for tests).").
 	Property("size", (*Index).Size, nil, "How many rows the index holds.").
 	Property("dim", (*Index).Dim, nil, "The length of a row.").

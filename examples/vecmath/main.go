@@ -33,6 +33,14 @@ var module = pyext.NewModule("vecmath", "Vector math in Go, on any DLPack array.
 	Def("fail", pyext.Func1(fail), "fail(how)\n--\n\nRaises: how is 'error', 'buffer' or 'panic' (for tests).").
 	// saxpy writes y only: x may be read-only (pyext.Writes, by index from 0).
 	Def("saxpy", saxpy, "saxpy(a, x, y)\n--\n\ny += a*x in place (float32); x is only read.", pyext.Writes(2)).
+	// A 2-d parameter: rows of any length, taken zero-copy with its strides
+	// (a transposed or sliced array too).
+	Def("rownorms", pyext.Func1(rownorms), "rownorms(x)\n--\n\nThe Euclidean norm of each row of a 2-d float64 array.",
+		pyext.ReadOnlyArgs, pyext.ReleaseGIL, pyext.Require(0, pyext.Ndim(2))).
+	// A shape requirement, and a conversion: (n, 3) points of any dtype that
+	// converts to float64, any layout or alignment (Dask blocks), or a list.
+	Def("centroid", pyext.Func1(centroid), "centroid(points)\n--\n\nThe mean of (n, 3) points, as a 3-element float64 array.",
+		pyext.ReadOnlyArgs, pyext.Require(0, pyext.Shape(-1, 3), pyext.CContig), pyext.Convert(0)).
 	Def("widths", widths, "widths(i, i8, i16, i32, i64, u, u8, u16, u32, u64, f32, b)\n--\n\nIts arguments, "+
 		"each range-checked against its Go type, as one string (for tests).", pyext.ReadOnlyArgs).
 	Def("live_objects", pyext.LiveObjects, "live_objects()\n--\n\nHow many Index and Counter objects are alive (for tests).").
@@ -124,6 +132,31 @@ func saxpy(a float32, x, y []float32) error {
 		y[i] += a * x[i]
 	}
 	return nil
+}
+
+// rownorms reads x through its shape and strides: no copy, whatever the layout.
+func rownorms(x pyext.NDArray[float64]) []float64 {
+	out := make([]float64, x.Dim(0))
+	for i := range out {
+		var s float64
+		for j := 0; j < x.Dim(1); j++ {
+			s += x.At2(i, j) * x.At2(i, j)
+		}
+		out[i] = math.Sqrt(s)
+	}
+	return out
+}
+
+// centroid takes C-contiguous (n, 3) points: each row is a slice.
+func centroid(p pyext.NDArray[float64]) []float64 {
+	c := make([]float64, 3)
+	n := p.Dim(0)
+	for i := 0; i < n; i++ {
+		for k, v := range p.Row(i) {
+			c[k] += v / float64(n)
+		}
+	}
+	return c
 }
 
 func widths(i int, i8 int8, i16 int16, i32 int32, i64 int64, u uint, u8 uint8, u16 uint16, u32 uint32, u64 uint64,

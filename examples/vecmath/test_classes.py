@@ -263,3 +263,29 @@ def test_a_forked_child_drops_objects_without_calling_go():
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["0", "0"]
+
+
+def test_a_method_converts_what_its_author_allows():
+    """Index.extend is Index.add with pyext.Convert(0): a list, float32, a
+    strided, a Fortran-order or a broadcast block is copied into a compact
+    float64 temporary; add itself still refuses them."""
+    ix = vecmath.Index(3)
+    rows = np.arange(12, dtype=np.float64).reshape(4, 3)
+    assert ix.extend(rows.tolist()) == 4
+    assert ix.extend(rows.astype(np.float32)) == 4
+    assert ix.extend(np.asfortranarray(rows)) == 4
+    assert ix.extend(rows=np.broadcast_to(rows[0], (2, 3))) == 2  # stride 0, by keyword
+    buf = np.zeros(rows.nbytes + 1, np.uint8)
+    unaligned = np.frombuffer(buf.data, dtype=np.float64, count=12, offset=1).reshape(4, 3)
+    unaligned[...] = rows
+    assert ix.extend(unaligned) == 4
+    assert ix.size == 18
+    # Every conversion kept the values: rows 0-3, 4-7, 8-11, 12-13 (row 0 twice), 14-17.
+    d = np.asarray(ix.distances(np.array([9.0, 10.0, 11.0])))
+    assert np.flatnonzero(d == 0).tolist() == [3, 7, 11, 17]
+    assert np.flatnonzero(np.asarray(ix.distances(rows[0])) == 0).tolist() == [0, 4, 8, 12, 13, 14]
+    with pytest.raises(BufferError, match="not C-contiguous"):
+        ix.add(np.asfortranarray(rows))  # Fortran order: refused without Convert
+    with pytest.raises(BufferError, match=r"Index.extend\(\) argument 'rows': not an array, and converting the list"):
+        ix.extend([["a", "b", "c"]])
+    assert ix.size == 18

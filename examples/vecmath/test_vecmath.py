@@ -534,3 +534,36 @@ def test_a_float_is_not_an_int_and_a_bool_parameter_takes_bools_only():
             widths(b=bad)
     with pytest.raises(TypeError, match=r"scale\(\) argument 2 must be float, not str"):
         vecmath.scale(np.ones(1, np.float32), "2")
+
+
+def test_rownorms_takes_a_2d_array_with_its_strides():
+    x = np.arange(12.0).reshape(3, 4)
+    want = np.linalg.norm(x, axis=1)
+    np.testing.assert_allclose(np.from_dlpack(vecmath.rownorms(x)), want)
+    np.testing.assert_allclose(np.from_dlpack(vecmath.rownorms(x.T)), np.linalg.norm(x.T, axis=1))  # no copy
+    np.testing.assert_allclose(np.from_dlpack(vecmath.rownorms(x[::-1, ::2])), np.linalg.norm(x[::-1, ::2], axis=1))
+    torch = pytest.importorskip("torch")
+    t = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+    np.testing.assert_allclose(np.from_dlpack(vecmath.rownorms(t.T)), np.linalg.norm(x.T, axis=1))
+    with pytest.raises(BufferError, match=r"rownorms\(\) argument 1: want ndim 2, got 1 \(shape \(4,\)\)"):
+        vecmath.rownorms(np.arange(4.0))
+    with pytest.raises(BufferError, match=r"rownorms\(\) argument 1: want dtype float64, got float32; pass a "
+                                          r"conforming copy, or allow a conversion in Go \(pyext.Convert\)"):
+        vecmath.rownorms(np.zeros((2, 2), np.float32))
+
+
+def test_centroid_converts_what_it_is_given():
+    pts = np.array([[0.0, 0.0, 0.0], [2.0, 4.0, 6.0]])
+    assert np.from_dlpack(vecmath.centroid(pts)).tolist() == [1.0, 2.0, 3.0]
+    assert np.from_dlpack(vecmath.centroid(pts.tolist())).tolist() == [1.0, 2.0, 3.0]  # a list
+    assert np.from_dlpack(vecmath.centroid(pts.astype(np.float32))).tolist() == [1.0, 2.0, 3.0]  # a dtype
+    assert np.from_dlpack(vecmath.centroid(np.asfortranarray(pts))).tolist() == [1.0, 2.0, 3.0]  # a layout
+    buf = bytearray(pts.nbytes + 1)
+    odd = np.frombuffer(buf, offset=1, dtype=np.float64).reshape(2, 3)  # unaligned, as Dask may hand over
+    odd[...] = pts
+    assert np.from_dlpack(vecmath.centroid(odd)).tolist() == [1.0, 2.0, 3.0]
+    assert np.from_dlpack(vecmath.centroid(np.broadcast_to(pts[1], (4, 3)))).tolist() == [2.0, 4.0, 6.0]  # stride 0
+    jnp = pytest.importorskip("jax.numpy")
+    assert np.from_dlpack(vecmath.centroid(jnp.asarray(pts, dtype=jnp.float32))).tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(BufferError, match=r"centroid\(\) argument 1: want shape \(\*, 3\), got \(2, 2\)"):
+        vecmath.centroid(np.zeros((2, 2)))  # shapes are never converted

@@ -34,6 +34,10 @@ var module = pyext.NewModule("gosum", "Per-call cost probes for bench/ext_bench.
 	Def("fid_typed", pyext.Func1(fid), "fid(a), typed.").
 	Def("touch_typed", pyext.Proc1(touch), "touch(x), typed.", pyext.ReadOnlyArgs).
 	Def("ndim_typed", pyext.Func1(ndim), "ndim(t), typed.", pyext.ReadOnlyArgs).
+	// Array requirements: a (n, 3) N-d view, and a slice with conversion allowed.
+	Def("rows3", pyext.Func1(rows3), "rows3(x): the sum of a (n, 3) float64 array.", pyext.ReadOnlyArgs,
+		pyext.Require(0, pyext.Shape(-1, 3), pyext.CContig)).
+	Def("sum_conv", pyext.Func1(sum), "sum(x), converting what does not conform.", pyext.ReadOnlyArgs, pyext.Convert(0)).
 	// Keyword arguments (pyext.Args): kw(a, b=1.0) called as kw(1.0, b=2.0).
 	Def("kw", kw, "kw(a, b=1.0): a + b.", pyext.Args("a", "b=1.0")).
 	Def("kw_typed", pyext.Func2(kw), "kw(a, b=1.0), typed.", pyext.Args("a", "b=1.0")).
@@ -50,6 +54,11 @@ func (a *acc) sum(x []float64) float64 { a.calls++; return sum(x) }
 func (a *acc) fid(v float64) float64   { a.calls++; return v }
 
 func kw(a, b float64) float64 { return a + b }
+
+func rows3(x pyext.NDArray[float64]) float64 {
+	f, _ := x.Flat()
+	return sum(f)
+}
 
 func sum(x []float64) float64 {
 	var s float64

@@ -39,4 +39,10 @@ NB_MODULE(nbsum, m) {
       .def("sum", &Acc::sum, "sum(x): the sum of a float64 array.")
       .def("fid", &Acc::fid, "fid(a): a.");
   m.def("ndim", [](nb::ndarray<nb::ro> t) { return t.ndim(); }, "ndim(t): the number of dimensions of any array.");
+  m.def("rows3", [](nb::ndarray<const double, nb::shape<-1, 3>, nb::c_contig, nb::device::cpu> x) {
+    const double* p = x.data();
+    double s = 0;
+    for (size_t i = 0, n = x.size(); i < n; i++) s += p[i];
+    return s;
+  }, "rows3(x): the sum of a (n, 3) float64 array.");
 }
