@@ -6,6 +6,7 @@
 #include "errkind.h"
 #include "ext.h"
 #include "ext_arrays.h"
+#include "ext_parts.h"
 
 extern int gdlpyCall(int id, gdl_value* in, int nin, gdl_value* out, int* nout, char* err, int errlen);
 
@@ -293,7 +294,6 @@ static int float_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
   return 0;
 }
 
-static int obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v);
 
 static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   gdl_value* v = &a->v[i];
@@ -325,13 +325,12 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
     case GDL_V_ARRAY:
       return array_arg(fn, i, obj, a);
     case GDL_V_OBJ:
-      return obj_arg(fn, i, obj, v);
+      return gdl_obj_arg(fn, i, obj, v);
   }
   PyErr_SetString(PyExc_SystemError, "godlpack: unknown parameter kind");
   return -1;
 }
 
-static PyObject* obj_new_handle(int cls, uintptr_t h);
 extern void gdlpyDropHandle(uintptr_t h);
 
 static PyObject* result(const gdl_fn* fn, int i, gdl_value* v) {
@@ -352,7 +351,7 @@ static PyObject* result(const gdl_fn* fn, int i, gdl_value* v) {
       return gdl_tensor_from_managed(m, 1);
     }
     case GDL_V_OBJ:
-      return obj_new_handle(fn->rcls[i], (uintptr_t)v->i);
+      return gdl_obj_new(fn->rcls[i], (uintptr_t)v->i);
   }
   PyErr_SetString(PyExc_SystemError, "godlpack: unknown result kind");
   return NULL;
@@ -370,7 +369,7 @@ static void drop_results(const gdl_fn* fn, gdl_value* out, int from, int n) {
 
 /* A Go panic: "Go panic in f(): value" as the RuntimeError's message, the
  * goroutine's stack that follows it as a note shown under the traceback. */
-static void raise_panic(const char* err) {
+void gdl_raise_panic(const char* err) {
   const char* nl = strchr(err, '\n');
   PyObject* msg = PyUnicode_DecodeUTF8(err, nl ? (Py_ssize_t)(nl - err) : (Py_ssize_t)strlen(err), "replace");
   PyObject* exc = msg ? PyObject_CallOneArg(PyExc_RuntimeError, msg) : NULL;
@@ -385,61 +384,6 @@ static void raise_panic(const char* err) {
   }
   PyErr_SetObject(PyExc_RuntimeError, exc);
   Py_DECREF(exc);
-}
-
-/* The Go classes of this process, by id: each module that adds a class makes
- * its type (a heap type) and puts it here, for arguments and results of that
- * class (subinterpreters are refused: one interpreter's types). */
-static PyTypeObject* class_types[GDL_MAX_CLASSES];
-
-/* An object of a Go class: the Go value is held by a cgo.Handle (a number,
- * not a Go pointer), deleted when the object dies. */
-typedef struct {
-  PyObject_HEAD
-  uintptr_t handle;
-  int cls;
-} gdl_obj;
-
-extern void gdlpyDropHandle(uintptr_t h);
-extern int gdlpyMarshal(uintptr_t h, char** data, int64_t* n, char* err, int errlen);
-extern int gdlpyUnmarshal(int cls, char* data, int64_t n, uintptr_t* h, char* err, int errlen);
-
-/* A method's name: fn's name is Class.name, for messages. */
-static const char* short_name(const char* name) {
-  const char* dot = strrchr(name, '.');
-  return dot ? dot + 1 : name;
-}
-
-static const char* type_name(int cls) { return class_types[cls] ? class_types[cls]->tp_name : "a Go class"; }
-
-/* A new object of class cls holding handle h (deleted on failure). */
-static PyObject* obj_new_handle(int cls, uintptr_t h) {
-  PyTypeObject* tp = class_types[cls];
-  if (tp == NULL) {
-    gdlpyDropHandle(h);
-    PyErr_Format(PyExc_TypeError, "godlpack: class %d was added to no module", cls);
-    return NULL;
-  }
-  gdl_obj* o = (gdl_obj*)tp->tp_alloc(tp, 0);
-  if (o == NULL) {
-    gdlpyDropHandle(h);
-    return NULL;
-  }
-  o->handle = h;
-  o->cls = cls;
-  return (PyObject*)o;
-}
-
-/* An argument of a class parameter: exactly an object of that class. */
-static int obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
-  int cls = fn->cls[i];
-  if (class_types[cls] == NULL || Py_TYPE(obj) != class_types[cls]) {
-    PyErr_Format(PyExc_TypeError, "%s() argument %d must be %s, not %.200s", fn->name, i + 1, type_name(cls),
-                 Py_TYPE(obj)->tp_name);
-    return -1;
-  }
-  v->i = (int64_t)((gdl_obj*)obj)->handle;
-  return 0;
 }
 
 /* Names argument i in the pending exception's message: "argument 3" (C's
@@ -531,8 +475,8 @@ static int bind(const gdl_fn* fn, int off, PyObject* const* args, Py_ssize_t nar
 /* Calls fn: self is the receiver of a method (NULL for a function), args
  * the Python arguments, vectorcall's way (nargs positional, then one per
  * name in kwnames). */
-static PyObject* call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, Py_ssize_t nargs,
-                         PyObject* kwnames) {
+PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                        PyObject* kwnames) {
   int off = self != NULL;
   int np = fn->nparams - off;
   PyObject* slot[GDL_MAX_PARAMS];
@@ -556,10 +500,10 @@ static PyObject* call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args
     a.v[i].versioned = 0;
     a.how[i] = ARG_NONE;
   }
-  if (off && obj_arg(fn, 0, self, &a.v[0]) < 0) {
+  if (off && gdl_obj_arg(fn, 0, self, &a.v[0]) < 0) {
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "descriptor '%s' for '%s' objects doesn't apply to a '%.200s' object",
-                 short_name(fn->name), type_name(fn->cls[0]), Py_TYPE(self)->tp_name);
+                 gdl_short_name(fn->name), gdl_class_name(fn->cls[0]), Py_TYPE(self)->tp_name);
     return NULL;
   }
   for (int j = 0; j < np; j++) {
@@ -591,7 +535,7 @@ static PyObject* call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args
   free_arrays(&a, fn->nparams); /* arrays stay alive until the call returns */
   if (kind != GDL_ERR_NONE) {
     drop_results(fn, out, 0, nout);
-    if (kind == GDL_ERR_PANIC) raise_panic(err);
+    if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
     else gdl_raise_go(kind, err);
     return NULL;
   }
@@ -617,222 +561,11 @@ static PyObject* call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args
 static PyObject* trampoline(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   const gdl_fn* fn = PyCapsule_GetPointer(self, FN_CAPSULE);
   if (fn == NULL) return NULL;
-  return call_fn(fn, NULL, args, nargs, kwnames);
+  return gdl_call_fn(fn, NULL, args, nargs, kwnames);
 }
-
-/* ---- Go classes ---------------------------------------------------------- */
-
-/* A method of a Go class: a callable that is also a method descriptor (as
- * CPython's own methods are): obj.add(x) calls it with obj first, without
- * making a bound method. */
-typedef struct {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
-  const gdl_fn* fn;
-  PyObject* owner; /* the class */
-} gdl_method;
-
-static PyObject* method_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  const gdl_method* m = (const gdl_method*)callable;
-  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (nargs < 1) {
-    PyErr_Format(PyExc_TypeError, "unbound method %s() needs an argument", m->fn->name);
-    return NULL;
-  }
-  return call_fn(m->fn, args[0], args + 1, nargs - 1, kwnames);
-}
-
-static PyObject* method_get(PyObject* self, PyObject* obj, PyObject* type) {
-  if (obj == NULL || obj == Py_None) return Py_NewRef(self);
-  return PyMethod_New(self, obj);
-}
-
-static void method_dealloc(PyObject* self) {
-  Py_XDECREF(((gdl_method*)self)->owner);
-  PyObject_Free(self);
-}
-
-/* A docstring "name(args)\n--\n\nbody" (CPython's convention): the body
- * is __doc__, "($self, args)" __text_signature__ (for inspect.signature). */
-static PyObject* method_doc(PyObject* self, void* closure) {
-  const gdl_fn* fn = ((gdl_method*)self)->fn;
-  if (fn->doc == NULL || fn->doc[0] == '\0') Py_RETURN_NONE;
-  const char* body = strstr(fn->doc, ")\n--\n\n");
-  return PyUnicode_FromString(body ? body + 6 : fn->doc);
-}
-
-static PyObject* method_text_signature(PyObject* self, void* closure) {
-  const gdl_fn* fn = ((gdl_method*)self)->fn;
-  const char* open = fn->doc ? strchr(fn->doc, '(') : NULL;
-  const char* end = fn->doc ? strstr(fn->doc, ")\n--\n\n") : NULL;
-  if (open == NULL || end == NULL || end < open) Py_RETURN_NONE;
-  if (end == open + 1) return PyUnicode_FromString("($self)");
-  PyObject* args = PyUnicode_FromStringAndSize(open + 1, end - open - 1);
-  PyObject* sig = args ? PyUnicode_FromFormat("($self, %U)", args) : NULL;
-  Py_XDECREF(args);
-  return sig;
-}
-
-static PyObject* method_name(PyObject* self, void* closure) {
-  return PyUnicode_FromString(short_name(((gdl_method*)self)->fn->name));
-}
-
-static PyObject* method_qualname(PyObject* self, void* closure) {
-  const gdl_method* m = (const gdl_method*)self;
-  return PyUnicode_FromString(m->fn->name);
-}
-
-static PyObject* method_repr(PyObject* self) {
-  const gdl_method* m = (const gdl_method*)self;
-  return PyUnicode_FromFormat("<method '%s' of '%s' objects>", short_name(m->fn->name),
-                              ((PyTypeObject*)m->owner)->tp_name);
-}
-
-static PyGetSetDef method_getset[] = {{"__doc__", method_doc, NULL, NULL, NULL},
-                                      {"__name__", method_name, NULL, NULL, NULL},
-                                      {"__text_signature__", method_text_signature, NULL, NULL, NULL},
-                                      {"__qualname__", method_qualname, NULL, NULL, NULL},
-                                      {NULL}};
-
-static PyTypeObject method_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "godlpack.go_method",
-    .tp_basicsize = sizeof(gdl_method),
-    .tp_dealloc = method_dealloc,
-    .tp_vectorcall_offset = offsetof(gdl_method, vectorcall),
-    .tp_call = PyVectorcall_Call,
-    .tp_repr = method_repr,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
-    .tp_descr_get = method_get,
-    .tp_getset = method_getset,
-};
-
-static PyObject* prop_get(PyObject* self, void* closure) { return call_fn(((gdl_prop*)closure)->get, self, NULL, 0, NULL); }
-
-static int prop_set(PyObject* self, PyObject* value, void* closure) {
-  const gdl_prop* p = closure;
-  if (value == NULL) {
-    PyErr_Format(PyExc_AttributeError, "cannot delete attribute '%s'", p->name);
-    return -1;
-  }
-  if (p->set == NULL) {
-    PyErr_Format(PyExc_AttributeError, "property '%s' of '%s' object has no setter", p->name, Py_TYPE(self)->tp_name);
-    return -1;
-  }
-  PyObject* r = call_fn(p->set, self, &value, 1, NULL);
-  Py_XDECREF(r);
-  return r == NULL ? -1 : 0;
-}
-
-static void obj_dealloc(PyObject* self) {
-  PyTypeObject* tp = Py_TYPE(self);
-  uintptr_t h = ((gdl_obj*)self)->handle;
-  if (h != 0 && !gdl_forked()) gdlpyDropHandle(h); /* a forked child leaks it: Go is gone there */
-  tp->tp_free(self);
-  Py_DECREF(tp);
-}
-
-static const gdl_class* class_of_type(PyTypeObject* type, const gdl_class* const* classes, int n) {
-  for (int i = 0; i < n; i++) {
-    if (class_types[classes[i]->id] == type) return classes[i];
-  }
-  return NULL;
-}
-
-/* The classes of every module, for tp_new (a type's class). */
-static const gdl_class* all_classes[GDL_MAX_CLASSES];
-static int nall_classes;
-
-static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
-  const gdl_class* c = class_of_type(type, all_classes, nall_classes);
-  if (c == NULL || c->ctor == NULL) {
-    PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
-    return NULL;
-  }
-  Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwds ? PyDict_GET_SIZE(kwds) : 0;
-  if (nkw == 0) return call_fn(c->ctor, NULL, &PyTuple_GET_ITEM(args, 0), nargs, NULL);
-  PyObject* argv[2 * GDL_MAX_PARAMS + 1];
-  if (nargs + nkw > 2 * GDL_MAX_PARAMS) {
-    PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments", c->ctor->name, c->ctor->nparams);
-    return NULL;
-  }
-  PyObject* kwnames = PyTuple_New(nkw);
-  if (kwnames == NULL) return NULL;
-  for (Py_ssize_t i = 0; i < nargs; i++) argv[i] = PyTuple_GET_ITEM(args, i);
-  Py_ssize_t pos = 0, k = 0;
-  PyObject *key, *value;
-  while (PyDict_Next(kwds, &pos, &key, &value)) {
-    PyTuple_SET_ITEM(kwnames, k, Py_NewRef(key));
-    argv[nargs + k++] = value;
-  }
-  PyObject* r = call_fn(c->ctor, NULL, argv, nargs, kwnames);
-  Py_DECREF(kwnames);
-  return r;
-}
-
-static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
-  gdl_obj* o = (gdl_obj*)self;
-  const gdl_class* c = NULL;
-  for (int i = 0; i < nall_classes; i++) {
-    if (all_classes[i]->id == o->cls) c = all_classes[i];
-  }
-  if (c == NULL || !c->pickle) {
-    PyErr_Format(PyExc_TypeError,
-                 "cannot pickle '%.200s' object: its Go type is no encoding.BinaryMarshaler and BinaryUnmarshaler",
-                 Py_TYPE(self)->tp_name);
-    return NULL;
-  }
-  if (!gdl_go_ready()) return NULL;
-  char err[1024];
-  char* data = NULL;
-  int64_t n = 0;
-  int kind = gdlpyMarshal(o->handle, &data, &n, err, sizeof err);
-  if (kind != GDL_ERR_NONE) {
-    if (kind == GDL_ERR_PANIC) raise_panic(err);
-    else gdl_raise_go(kind, err);
-    return NULL;
-  }
-  PyObject* bytes = PyBytes_FromStringAndSize(data, (Py_ssize_t)n);
-  free(data);
-  if (bytes == NULL) return NULL;
-  PyObject* mod = PyType_GetModule(Py_TYPE(self));
-  PyObject* rebuild = mod ? PyObject_GetAttrString(mod, "_rebuild_object") : NULL;
-  if (rebuild == NULL) {
-    Py_DECREF(bytes);
-    return NULL;
-  }
-  return Py_BuildValue("N(ON)", rebuild, (PyObject*)Py_TYPE(self), bytes);
-}
-
-/* _rebuild_object(cls, data): unpickles an object of a Go class. */
-static PyObject* rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 2 || !PyType_Check(args[0]) || !PyBytes_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "_rebuild_object(cls, data: bytes)");
-    return NULL;
-  }
-  const gdl_class* c = NULL;
-  for (int i = 0; i < nall_classes; i++) {
-    if (class_types[all_classes[i]->id] == (PyTypeObject*)args[0]) c = all_classes[i];
-  }
-  if (c == NULL || !c->pickle) {
-    PyErr_Format(PyExc_TypeError, "_rebuild_object: %R is no picklable Go class", args[0]);
-    return NULL;
-  }
-  if (!gdl_go_ready()) return NULL;
-  char err[1024];
-  uintptr_t h = 0;
-  int kind = gdlpyUnmarshal(c->id, PyBytes_AS_STRING(args[1]), (int64_t)PyBytes_GET_SIZE(args[1]), &h, err, sizeof err);
-  if (kind != GDL_ERR_NONE) {
-    if (kind == GDL_ERR_PANIC) raise_panic(err);
-    else gdl_raise_go(kind, err);
-    return NULL;
-  }
-  return obj_new_handle(c->id, h);
-}
-
-static PyMethodDef reduce_def = {"__reduce__", obj_reduce, METH_NOARGS, "Pickling: the Go value's MarshalBinary."};
 
 /* Interns fn's parameter names (once: the descriptor is shared by modules). */
-static int intern_names(gdl_fn* fn) {
+int gdl_fn_intern_names(gdl_fn* fn) {
   for (int i = 0; fn->named && i < fn->nparams; i++) {
     if (fn->pynames[i] != NULL || fn->names[i] == NULL) continue;
     PyObject* s = PyUnicode_InternFromString(fn->names[i]);
@@ -842,94 +575,8 @@ static int intern_names(gdl_fn* fn) {
   return 0;
 }
 
-/* Makes class c's type in module m and adds it as m.<name>. */
-static int add_class(PyObject* m, gdl_class* c) {
-  if (PyType_Ready(&method_type) < 0) return -1;
-  const char* modname = PyModule_GetName(m);
-  if (modname == NULL) return -1;
-  size_t len = strlen(modname) + strlen(c->name) + 2;
-  char* qual = malloc(len); /* tp_name points at it: kept for the process */
-  if (qual == NULL) {
-    PyErr_NoMemory();
-    return -1;
-  }
-  snprintf(qual, len, "%s.%s", modname, c->name);
-  PyType_Slot slots[] = {{Py_tp_new, obj_tp_new}, {Py_tp_dealloc, obj_dealloc}, {Py_tp_doc, (void*)c->doc}, {0, NULL}};
-  PyType_Spec spec = {qual, sizeof(gdl_obj), 0, Py_TPFLAGS_DEFAULT, slots};
-  PyObject* type = PyType_FromModuleAndSpec(m, &spec, NULL);
-  if (type == NULL) return -1;
-  if (c->ctor != NULL && intern_names(c->ctor) < 0) goto fail;
-  for (int i = 0; i < c->nmethods; i++) {
-    gdl_fn* fn = c->methods[i];
-    if (intern_names(fn) < 0) goto fail;
-    gdl_method* meth = PyObject_New(gdl_method, &method_type);
-    if (meth == NULL) goto fail;
-    meth->vectorcall = method_call;
-    meth->fn = fn;
-    meth->owner = Py_NewRef(type);
-    int r = PyObject_SetAttrString(type, short_name(fn->name), (PyObject*)meth); /* updates slots: __repr__ */
-    Py_DECREF(meth);
-    if (r < 0) goto fail;
-  }
-  for (int i = 0; i < c->nprops; i++) {
-    gdl_prop* p = &c->props[i];
-    PyGetSetDef* def = calloc(1, sizeof *def); /* kept for the process, as the descriptor keeps it */
-    if (def == NULL) {
-      PyErr_NoMemory();
-      goto fail;
-    }
-    def->name = p->name;
-    def->get = prop_get;
-    def->set = prop_set;
-    def->doc = p->doc;
-    def->closure = p;
-    PyObject* d = PyDescr_NewGetSet((PyTypeObject*)type, def);
-    int r = d ? PyObject_SetAttrString(type, p->name, d) : -1;
-    Py_XDECREF(d);
-    if (r < 0) goto fail;
-  }
-  {
-    PyObject* d = PyDescr_NewMethod((PyTypeObject*)type, &reduce_def);
-    int r = d ? PyObject_SetAttrString(type, "__reduce__", d) : -1;
-    Py_XDECREF(d);
-    if (r < 0) goto fail;
-  }
-  PyTypeObject* old = class_types[c->id];
-  class_types[c->id] = (PyTypeObject*)Py_NewRef(type); /* the newest module's type */
-  Py_XDECREF(old);
-  int known = 0;
-  for (int i = 0; i < nall_classes; i++) known |= all_classes[i] == c;
-  if (!known) all_classes[nall_classes++] = c;
-  if (PyModule_AddObjectRef(m, c->name, type) < 0) goto fail;
-  Py_DECREF(type);
-  return 0;
-fail:
-  Py_DECREF(type);
-  return -1;
-}
-
-/* Functions every Go extension module has (CPython keeps pointers to these). */
-static PyMethodDef ext_methods[] = {
-    {"go_runtimes", gdl_go_runtimes, METH_NOARGS,
-     "go_runtimes() -> [(path, is_this_module), ...]: the Go runtimes loaded in this process."},
-    {"_rebuild_object", (PyCFunction)(void (*)(void))rebuild_object, METH_FASTCALL,
-     "_rebuild_object(cls, data): unpickles an object of a Go class (its UnmarshalBinary)."},
-    {NULL, NULL, 0, NULL}};
-
-/* A Go extension module's definition: CPython keeps it for the process. */
-typedef struct {
-  PyModuleDef def; /* first: PyModule_GetDef gives back this struct */
-  PyModuleDef_Slot slots[2];
-  gdl_fn** fns;
-  int nfns;
-  gdl_class** classes;
-  int nclasses;
-  int module_id; /* for the Go exec hooks (Module.OnExec) */
-} ext_def;
-
-extern int gdlpyExec(int module_id, PyObject* m, char* err, int errlen);
-
-static int add_func(PyObject* m, gdl_fn* fn) {
+/* Adds fn to module m as a function m.<name>. */
+int gdl_add_func(PyObject* m, gdl_fn* fn) {
   PyMethodDef* def = calloc(1, sizeof *def); /* lives as long as the process */
   if (def == NULL) {
     PyErr_NoMemory();
@@ -939,7 +586,7 @@ static int add_func(PyObject* m, gdl_fn* fn) {
   def->ml_meth = (PyCFunction)(void (*)(void))trampoline;
   def->ml_flags = METH_FASTCALL | METH_KEYWORDS;
   def->ml_doc = fn->doc;
-  if (intern_names(fn) < 0) return -1;
+  if (gdl_fn_intern_names(fn) < 0) return -1;
   PyObject* self = PyCapsule_New(fn, FN_CAPSULE, NULL);
   if (self == NULL) return -1;
   PyObject* modname = PyModule_GetNameObject(m);
@@ -950,43 +597,4 @@ static int add_func(PyObject* m, gdl_fn* fn) {
   int r = PyModule_AddObject(m, fn->name, f);
   if (r < 0) Py_DECREF(f);
   return r;
-}
-
-/* Multi-phase init: runs in each interpreter importing the module, so a
- * subinterpreter is refused (gdl_layer_init). */
-static int ext_exec(PyObject* m) {
-  ext_def* d = (ext_def*)PyModule_GetDef(m);
-  if (d == NULL || gdl_layer_init(d->def.m_name) < 0 || gdl_layer_add_types(m) < 0) return -1;
-  for (int i = 0; i < d->nfns; i++) {
-    if (add_func(m, d->fns[i]) < 0) return -1;
-  }
-  for (int i = 0; i < d->nclasses; i++) {
-    if (add_class(m, d->classes[i]) < 0) return -1;
-  }
-  char err[1024];
-  int kind = gdlpyExec(d->module_id, m, err, sizeof err);
-  if (kind == GDL_ERR_PYTHON) return -1; /* the hook left a Python exception */
-  if (kind != GDL_ERR_NONE) {
-    gdl_raise_go(kind, err);
-    return -1;
-  }
-  return gdl_warn_other_runtimes(d->def.m_name);
-}
-
-/* The PyInit result of a Go extension module: fns (nfns of them) and the
- * strings must live as long as the process. NULL with MemoryError. */
-PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,
-                         int module_id) {
-  ext_def* d = calloc(1, sizeof *d);
-  if (d == NULL) return PyErr_NoMemory();
-  PyModuleDef init = {PyModuleDef_HEAD_INIT, name, doc, 0, ext_methods, d->slots, NULL, NULL, NULL};
-  d->def = init;
-  d->slots[0].slot = Py_mod_exec;
-  d->slots[0].value = (void*)ext_exec;
-  d->fns = fns;
-  d->nfns = nfns;
-  d->classes = classes;
-  d->nclasses = nclasses;
-  d->module_id = module_id;
-  return PyModuleDef_Init(&d->def);
 }

@@ -1,0 +1,285 @@
+/* Go classes as Python types: each module that adds a class makes its heap
+ * type, with the methods (descriptors calling the call path, ext.c), the
+ * properties, construction, and pickling through the Go value's
+ * MarshalBinary/UnmarshalBinary. */
+#include <stdlib.h>
+#include <string.h>
+#include "gdl.h"
+#include "errkind.h"
+#include "ext.h"
+#include "ext_parts.h"
+
+/* A method of a Go class: a callable that is also a method descriptor (as
+ * CPython's own methods are): obj.add(x) calls it with obj first, without
+ * making a bound method. */
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  const gdl_fn* fn;
+  PyObject* owner; /* the class */
+} gdl_method;
+
+static PyObject* method_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  const gdl_method* m = (const gdl_method*)callable;
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (nargs < 1) {
+    PyErr_Format(PyExc_TypeError, "unbound method %s() needs an argument", m->fn->name);
+    return NULL;
+  }
+  return gdl_call_fn(m->fn, args[0], args + 1, nargs - 1, kwnames);
+}
+
+static PyObject* method_get(PyObject* self, PyObject* obj, PyObject* type) {
+  if (obj == NULL || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
+static void method_dealloc(PyObject* self) {
+  Py_XDECREF(((gdl_method*)self)->owner);
+  PyObject_Free(self);
+}
+
+/* A docstring "name(args)\n--\n\nbody" (CPython's convention): the body
+ * is __doc__, "($self, args)" __text_signature__ (for inspect.signature). */
+static PyObject* method_doc(PyObject* self, void* closure) {
+  const gdl_fn* fn = ((gdl_method*)self)->fn;
+  if (fn->doc == NULL || fn->doc[0] == '\0') Py_RETURN_NONE;
+  const char* body = strstr(fn->doc, ")\n--\n\n");
+  return PyUnicode_FromString(body ? body + 6 : fn->doc);
+}
+
+static PyObject* method_text_signature(PyObject* self, void* closure) {
+  const gdl_fn* fn = ((gdl_method*)self)->fn;
+  const char* open = fn->doc ? strchr(fn->doc, '(') : NULL;
+  const char* end = fn->doc ? strstr(fn->doc, ")\n--\n\n") : NULL;
+  if (open == NULL || end == NULL || end < open) Py_RETURN_NONE;
+  if (end == open + 1) return PyUnicode_FromString("($self)");
+  PyObject* args = PyUnicode_FromStringAndSize(open + 1, end - open - 1);
+  PyObject* sig = args ? PyUnicode_FromFormat("($self, %U)", args) : NULL;
+  Py_XDECREF(args);
+  return sig;
+}
+
+static PyObject* method_name(PyObject* self, void* closure) {
+  return PyUnicode_FromString(gdl_short_name(((gdl_method*)self)->fn->name));
+}
+
+static PyObject* method_qualname(PyObject* self, void* closure) {
+  const gdl_method* m = (const gdl_method*)self;
+  return PyUnicode_FromString(m->fn->name);
+}
+
+static PyObject* method_repr(PyObject* self) {
+  const gdl_method* m = (const gdl_method*)self;
+  return PyUnicode_FromFormat("<method '%s' of '%s' objects>", gdl_short_name(m->fn->name),
+                              ((PyTypeObject*)m->owner)->tp_name);
+}
+
+static PyGetSetDef method_getset[] = {{"__doc__", method_doc, NULL, NULL, NULL},
+                                      {"__name__", method_name, NULL, NULL, NULL},
+                                      {"__text_signature__", method_text_signature, NULL, NULL, NULL},
+                                      {"__qualname__", method_qualname, NULL, NULL, NULL},
+                                      {NULL}};
+
+static PyTypeObject method_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "godlpack.go_method",
+    .tp_basicsize = sizeof(gdl_method),
+    .tp_dealloc = method_dealloc,
+    .tp_vectorcall_offset = offsetof(gdl_method, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_repr = method_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_descr_get = method_get,
+    .tp_getset = method_getset,
+};
+
+static PyObject* prop_get(PyObject* self, void* closure) { return gdl_call_fn(((gdl_prop*)closure)->get, self, NULL, 0, NULL); }
+
+static int prop_set(PyObject* self, PyObject* value, void* closure) {
+  const gdl_prop* p = closure;
+  if (value == NULL) {
+    PyErr_Format(PyExc_AttributeError, "cannot delete attribute '%s'", p->name);
+    return -1;
+  }
+  if (p->set == NULL) {
+    PyErr_Format(PyExc_AttributeError, "property '%s' of '%s' object has no setter", p->name, Py_TYPE(self)->tp_name);
+    return -1;
+  }
+  PyObject* r = gdl_call_fn(p->set, self, &value, 1, NULL);
+  Py_XDECREF(r);
+  return r == NULL ? -1 : 0;
+}
+
+static void obj_dealloc(PyObject* self) {
+  PyTypeObject* tp = Py_TYPE(self);
+  uintptr_t h = ((gdl_obj*)self)->handle;
+  if (h != 0 && !gdl_forked()) gdlpyDropHandle(h); /* a forked child leaks it: Go is gone there */
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+static const gdl_class* class_of_type(PyTypeObject* type, const gdl_class* const* classes, int n) {
+  for (int i = 0; i < n; i++) {
+    if (gdl_class_types[classes[i]->id] == type) return classes[i];
+  }
+  return NULL;
+}
+
+/* The classes of every module, for tp_new (a type's class). */
+static const gdl_class* all_classes[GDL_MAX_CLASSES];
+static int nall_classes;
+
+static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  const gdl_class* c = class_of_type(type, all_classes, nall_classes);
+  if (c == NULL || c->ctor == NULL) {
+    PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
+    return NULL;
+  }
+  Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwds ? PyDict_GET_SIZE(kwds) : 0;
+  if (nkw == 0) return gdl_call_fn(c->ctor, NULL, &PyTuple_GET_ITEM(args, 0), nargs, NULL);
+  PyObject* argv[2 * GDL_MAX_PARAMS + 1];
+  if (nargs + nkw > 2 * GDL_MAX_PARAMS) {
+    PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments", c->ctor->name, c->ctor->nparams);
+    return NULL;
+  }
+  PyObject* kwnames = PyTuple_New(nkw);
+  if (kwnames == NULL) return NULL;
+  for (Py_ssize_t i = 0; i < nargs; i++) argv[i] = PyTuple_GET_ITEM(args, i);
+  Py_ssize_t pos = 0, k = 0;
+  PyObject *key, *value;
+  while (PyDict_Next(kwds, &pos, &key, &value)) {
+    PyTuple_SET_ITEM(kwnames, k, Py_NewRef(key));
+    argv[nargs + k++] = value;
+  }
+  PyObject* r = gdl_call_fn(c->ctor, NULL, argv, nargs, kwnames);
+  Py_DECREF(kwnames);
+  return r;
+}
+
+static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
+  gdl_obj* o = (gdl_obj*)self;
+  const gdl_class* c = NULL;
+  for (int i = 0; i < nall_classes; i++) {
+    if (all_classes[i]->id == o->cls) c = all_classes[i];
+  }
+  if (c == NULL || !c->pickle) {
+    PyErr_Format(PyExc_TypeError,
+                 "cannot pickle '%.200s' object: its Go type is no encoding.BinaryMarshaler and BinaryUnmarshaler",
+                 Py_TYPE(self)->tp_name);
+    return NULL;
+  }
+  if (!gdl_go_ready()) return NULL;
+  char err[1024];
+  char* data = NULL;
+  int64_t n = 0;
+  int kind = gdlpyMarshal(o->handle, &data, &n, err, sizeof err);
+  if (kind != GDL_ERR_NONE) {
+    if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
+    else gdl_raise_go(kind, err);
+    return NULL;
+  }
+  PyObject* bytes = PyBytes_FromStringAndSize(data, (Py_ssize_t)n);
+  free(data);
+  if (bytes == NULL) return NULL;
+  PyObject* mod = PyType_GetModule(Py_TYPE(self));
+  PyObject* rebuild = mod ? PyObject_GetAttrString(mod, "_rebuild_object") : NULL;
+  if (rebuild == NULL) {
+    Py_DECREF(bytes);
+    return NULL;
+  }
+  return Py_BuildValue("N(ON)", rebuild, (PyObject*)Py_TYPE(self), bytes);
+}
+
+/* _rebuild_object(cls, data): unpickles an object of a Go class. */
+PyObject* gdl_rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyType_Check(args[0]) || !PyBytes_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "_rebuild_object(cls, data: bytes)");
+    return NULL;
+  }
+  const gdl_class* c = NULL;
+  for (int i = 0; i < nall_classes; i++) {
+    if (gdl_class_types[all_classes[i]->id] == (PyTypeObject*)args[0]) c = all_classes[i];
+  }
+  if (c == NULL || !c->pickle) {
+    PyErr_Format(PyExc_TypeError, "_rebuild_object: %R is no picklable Go class", args[0]);
+    return NULL;
+  }
+  if (!gdl_go_ready()) return NULL;
+  char err[1024];
+  uintptr_t h = 0;
+  int kind = gdlpyUnmarshal(c->id, PyBytes_AS_STRING(args[1]), (int64_t)PyBytes_GET_SIZE(args[1]), &h, err, sizeof err);
+  if (kind != GDL_ERR_NONE) {
+    if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
+    else gdl_raise_go(kind, err);
+    return NULL;
+  }
+  return gdl_obj_new(c->id, h);
+}
+
+static PyMethodDef reduce_def = {"__reduce__", obj_reduce, METH_NOARGS, "Pickling: the Go value's MarshalBinary."};
+
+/* Makes class c's type in module m and adds it as m.<name>. */
+int gdl_add_class(PyObject* m, gdl_class* c) {
+  if (PyType_Ready(&method_type) < 0) return -1;
+  const char* modname = PyModule_GetName(m);
+  if (modname == NULL) return -1;
+  size_t len = strlen(modname) + strlen(c->name) + 2;
+  char* qual = malloc(len); /* tp_name points at it: kept for the process */
+  if (qual == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  snprintf(qual, len, "%s.%s", modname, c->name);
+  PyType_Slot slots[] = {{Py_tp_new, obj_tp_new}, {Py_tp_dealloc, obj_dealloc}, {Py_tp_doc, (void*)c->doc}, {0, NULL}};
+  PyType_Spec spec = {qual, sizeof(gdl_obj), 0, Py_TPFLAGS_DEFAULT, slots};
+  PyObject* type = PyType_FromModuleAndSpec(m, &spec, NULL);
+  if (type == NULL) return -1;
+  if (c->ctor != NULL && gdl_fn_intern_names(c->ctor) < 0) goto fail;
+  for (int i = 0; i < c->nmethods; i++) {
+    gdl_fn* fn = c->methods[i];
+    if (gdl_fn_intern_names(fn) < 0) goto fail;
+    gdl_method* meth = PyObject_New(gdl_method, &method_type);
+    if (meth == NULL) goto fail;
+    meth->vectorcall = method_call;
+    meth->fn = fn;
+    meth->owner = Py_NewRef(type);
+    int r = PyObject_SetAttrString(type, gdl_short_name(fn->name), (PyObject*)meth); /* updates slots: __repr__ */
+    Py_DECREF(meth);
+    if (r < 0) goto fail;
+  }
+  for (int i = 0; i < c->nprops; i++) {
+    gdl_prop* p = &c->props[i];
+    PyGetSetDef* def = calloc(1, sizeof *def); /* kept for the process, as the descriptor keeps it */
+    if (def == NULL) {
+      PyErr_NoMemory();
+      goto fail;
+    }
+    def->name = p->name;
+    def->get = prop_get;
+    def->set = prop_set;
+    def->doc = p->doc;
+    def->closure = p;
+    PyObject* d = PyDescr_NewGetSet((PyTypeObject*)type, def);
+    int r = d ? PyObject_SetAttrString(type, p->name, d) : -1;
+    Py_XDECREF(d);
+    if (r < 0) goto fail;
+  }
+  {
+    PyObject* d = PyDescr_NewMethod((PyTypeObject*)type, &reduce_def);
+    int r = d ? PyObject_SetAttrString(type, "__reduce__", d) : -1;
+    Py_XDECREF(d);
+    if (r < 0) goto fail;
+  }
+  PyTypeObject* old = gdl_class_types[c->id];
+  gdl_class_types[c->id] = (PyTypeObject*)Py_NewRef(type); /* the newest module's type */
+  Py_XDECREF(old);
+  int known = 0;
+  for (int i = 0; i < nall_classes; i++) known |= all_classes[i] == c;
+  if (!known) all_classes[nall_classes++] = c;
+  if (PyModule_AddObjectRef(m, c->name, type) < 0) goto fail;
+  Py_DECREF(type);
+  return 0;
+fail:
+  Py_DECREF(type);
+  return -1;
+}

@@ -1,0 +1,68 @@
+/* A Go extension module: its definition for CPython's multi-phase init, and
+ * its exec step, which adds the functions (ext.c) and classes (ext_class.c)
+ * and runs the Go exec hooks. */
+#include <stdlib.h>
+#include "gdl.h"
+#include "errkind.h"
+#include "ext.h"
+#include "ext_parts.h"
+
+/* Functions every Go extension module has (CPython keeps pointers to these). */
+static PyMethodDef ext_methods[] = {
+    {"go_runtimes", gdl_go_runtimes, METH_NOARGS,
+     "go_runtimes() -> [(path, is_this_module), ...]: the Go runtimes loaded in this process."},
+    {"_rebuild_object", (PyCFunction)(void (*)(void))gdl_rebuild_object, METH_FASTCALL,
+     "_rebuild_object(cls, data): unpickles an object of a Go class (its UnmarshalBinary)."},
+    {NULL, NULL, 0, NULL}};
+
+/* A Go extension module's definition: CPython keeps it for the process. */
+typedef struct {
+  PyModuleDef def; /* first: PyModule_GetDef gives back this struct */
+  PyModuleDef_Slot slots[2];
+  gdl_fn** fns;
+  int nfns;
+  gdl_class** classes;
+  int nclasses;
+  int module_id; /* for the Go exec hooks (Module.OnExec) */
+} ext_def;
+
+extern int gdlpyExec(int module_id, PyObject* m, char* err, int errlen);
+
+/* Multi-phase init: runs in each interpreter importing the module, so a
+ * subinterpreter is refused (gdl_layer_init). */
+static int ext_exec(PyObject* m) {
+  ext_def* d = (ext_def*)PyModule_GetDef(m);
+  if (d == NULL || gdl_layer_init(d->def.m_name) < 0 || gdl_layer_add_types(m) < 0) return -1;
+  for (int i = 0; i < d->nfns; i++) {
+    if (gdl_add_func(m, d->fns[i]) < 0) return -1;
+  }
+  for (int i = 0; i < d->nclasses; i++) {
+    if (gdl_add_class(m, d->classes[i]) < 0) return -1;
+  }
+  char err[1024];
+  int kind = gdlpyExec(d->module_id, m, err, sizeof err);
+  if (kind == GDL_ERR_PYTHON) return -1; /* the hook left a Python exception */
+  if (kind != GDL_ERR_NONE) {
+    gdl_raise_go(kind, err);
+    return -1;
+  }
+  return gdl_warn_other_runtimes(d->def.m_name);
+}
+
+/* The PyInit result of a Go extension module: fns (nfns of them) and the
+ * strings must live as long as the process. NULL with MemoryError. */
+PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,
+                         int module_id) {
+  ext_def* d = calloc(1, sizeof *d);
+  if (d == NULL) return PyErr_NoMemory();
+  PyModuleDef init = {PyModuleDef_HEAD_INIT, name, doc, 0, ext_methods, d->slots, NULL, NULL, NULL};
+  d->def = init;
+  d->slots[0].slot = Py_mod_exec;
+  d->slots[0].value = (void*)ext_exec;
+  d->fns = fns;
+  d->nfns = nfns;
+  d->classes = classes;
+  d->nclasses = nclasses;
+  d->module_id = module_id;
+  return PyModuleDef_Init(&d->def);
+}

@@ -1,0 +1,49 @@
+/* Objects of Go classes on the C side: the registry of their types, a new
+ * object for a Go handle (a function's result), and an object as a Go
+ * argument. Below the call path (ext.c) and the class types (ext_class.c). */
+#include "gdl.h"
+#include "ext.h"
+#include "ext_parts.h"
+
+/* The Go classes of this process, by id: each module that adds a class makes
+ * its type (a heap type) and puts it here, for arguments and results of that
+ * class (subinterpreters are refused: one interpreter's types). */
+PyTypeObject* gdl_class_types[GDL_MAX_CLASSES];
+
+/* A method's name: fn's name is Class.name, for messages. */
+const char* gdl_short_name(const char* name) {
+  const char* dot = strrchr(name, '.');
+  return dot ? dot + 1 : name;
+}
+
+const char* gdl_class_name(int cls) { return gdl_class_types[cls] ? gdl_class_types[cls]->tp_name : "a Go class"; }
+
+/* A new object of class cls holding handle h (deleted on failure). */
+PyObject* gdl_obj_new(int cls, uintptr_t h) {
+  PyTypeObject* tp = gdl_class_types[cls];
+  if (tp == NULL) {
+    gdlpyDropHandle(h);
+    PyErr_Format(PyExc_TypeError, "godlpack: class %d was added to no module", cls);
+    return NULL;
+  }
+  gdl_obj* o = (gdl_obj*)tp->tp_alloc(tp, 0);
+  if (o == NULL) {
+    gdlpyDropHandle(h);
+    return NULL;
+  }
+  o->handle = h;
+  o->cls = cls;
+  return (PyObject*)o;
+}
+
+/* An argument of a class parameter: exactly an object of that class. */
+int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
+  int cls = fn->cls[i];
+  if (gdl_class_types[cls] == NULL || Py_TYPE(obj) != gdl_class_types[cls]) {
+    PyErr_Format(PyExc_TypeError, "%s() argument %d must be %s, not %.200s", fn->name, i + 1, gdl_class_name(cls),
+                 Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  v->i = (int64_t)((gdl_obj*)obj)->handle;
+  return 0;
+}

@@ -1,0 +1,46 @@
+/* The parts of the Go extension layer and what each offers the others
+ * (internal to pyext). Calls go one way: ext_module.c (the module) uses
+ * ext.c (functions: the call path) and ext_class.c (classes); ext_class.c
+ * uses ext.c; both use ext_obj.c (objects of Go classes). */
+#ifndef GODLPACK_EXT_PARTS_H_
+#define GODLPACK_EXT_PARTS_H_
+
+#include "ext.h"
+
+/* ext_obj.c */
+/* An object of a Go class: the Go value is held by a cgo.Handle (a number,
+ * not a Go pointer), deleted when the object dies. */
+typedef struct {
+  PyObject_HEAD
+  uintptr_t handle;
+  int cls;
+} gdl_obj;
+
+extern void gdlpyDropHandle(uintptr_t h);
+extern int gdlpyMarshal(uintptr_t h, char** data, int64_t* n, char* err, int errlen);
+extern int gdlpyUnmarshal(int cls, char* data, int64_t n, uintptr_t* h, char* err, int errlen);
+
+/* The type of each Go class id, set by the newest module that added it. */
+extern PyTypeObject* gdl_class_types[GDL_MAX_CLASSES];
+/* A method's short name: fn names are Class.name. */
+const char* gdl_short_name(const char* name);
+/* The class's type name, for messages. */
+const char* gdl_class_name(int cls);
+/* A new object of class cls holding handle h (deleted on failure). */
+PyObject* gdl_obj_new(int cls, uintptr_t h);
+/* Argument i of fn, a class parameter: exactly an object of that class. */
+int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v);
+
+/* ext.c */
+/* Calls fn: self is the receiver of a method (NULL for a function). */
+PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+int gdl_fn_intern_names(gdl_fn* fn);
+/* Sets RuntimeError for a Go panic (err: the message, then the Go stack, a note). */
+void gdl_raise_panic(const char* err);
+int gdl_add_func(PyObject* m, gdl_fn* fn);
+
+/* ext_class.c */
+int gdl_add_class(PyObject* m, gdl_class* c);
+PyObject* gdl_rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t nargs);
+
+#endif
