@@ -66,6 +66,19 @@ func TestWithoutArgsFunctionsStayPositionalOnly(t *testing.T) {
 	assert.Contains(t, m.Stub(), "def clip(arg1: SupportsDLPack, arg2: float, arg3: float, /) -> int:")
 }
 
+func TestStubNamesPositionalParametersAsTheDocstringDoes(t *testing.T) {
+	m := NewModule("m", "").
+		Def("clip", clip, "clip(x, lo, hi=1.0)\n--\n\nClamp.").
+		Def("odd", clip, "odd(x, *rest)\n--\n\nNot plain names.").
+		Def("few", clip, "few(x)\n--\n\nToo few names.")
+	require.NoError(t, m.err)
+	stub := m.Stub()
+	assert.Contains(t, stub, "def clip(x: SupportsDLPack, lo: float, hi: float, /) -> int:")
+	assert.Contains(t, stub, "def odd(arg1: SupportsDLPack, arg2: float, arg3: float, /) -> int:")
+	assert.Contains(t, stub, "def few(arg1: SupportsDLPack, arg2: float, arg3: float, /) -> int:")
+	assert.Equal(t, 0, int(m.funcs[0].c.named)) // still positional-only
+}
+
 type point struct{ x, y float64 }
 
 func newPoint(x, y float64) *point              { return &point{x, y} }

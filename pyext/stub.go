@@ -103,6 +103,11 @@ func stubClass(b *strings.Builder, ci *classInfo) {
 func stubParams(f *goFunc) string {
 	t := f.typ
 	var params []string
+	off := 0
+	if f.self {
+		off = 1
+	}
+	docNames := signatureNames(f.doc) // positional-only, but named as the docstring names them
 	for i := 0; i < t.NumIn(); i++ {
 		switch {
 		case i == 0 && f.self:
@@ -118,7 +123,11 @@ func stubParams(f *goFunc) string {
 			if f.self {
 				n = i
 			}
-			params = append(params, fmt.Sprintf("arg%d: %s", n, paramType(f, i)))
+			name := fmt.Sprintf("arg%d", n)
+			if len(docNames) == t.NumIn()-off {
+				name = docNames[i-off]
+			}
+			params = append(params, fmt.Sprintf("%s: %s", name, paramType(f, i)))
 		}
 	}
 	if f.names == nil && len(params) > 0 && !(f.self && len(params) == 1) {
@@ -142,6 +151,28 @@ func stubResult(f *goFunc) string {
 		return results[0]
 	}
 	return "tuple[" + strings.Join(results, ", ") + "]"
+}
+
+// signatureNames is the parameter names of doc's "name(a, b=1)\n--\n\n"
+// signature line (nil without one, or where one is not a plain name).
+func signatureNames(doc string) []string {
+	sig, _, ok := strings.Cut(doc, "\n--\n\n")
+	open, end := strings.IndexByte(sig, '('), strings.LastIndexByte(sig, ')')
+	if !ok || open < 0 || end < open {
+		return nil
+	}
+	var names []string
+	for _, p := range strings.Split(sig[open+1:end], ",") {
+		name, _, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		if !isIdentifier(name) {
+			return nil
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 // docBody drops the "name(args)\n--\n\n" signature line CPython reads.

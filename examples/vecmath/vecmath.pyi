@@ -27,7 +27,7 @@ class Index:
     "A nearest-neighbour index of float64 vectors of length dim (brute force, Euclidean)."
 
     def __init__(self, dim: int, name: str = '') -> None: ...
-    def add(self, arg1: SupportsDLPack, /) -> int:
+    def add(self, x: SupportsDLPack, /) -> int:
         "Appends the rows of x (a float64 array of n*dim values, any shape); returns how many rows were added."
     def extend(self, rows: ArrayLike) -> int:
         "add(rows), converting rows of any layout or castable dtype, or a list, to compact float64."
@@ -35,7 +35,7 @@ class Index:
         "The row nearest to q (dim float64 values), or -1 when the index is empty or no row is within max_dist."
     def distances(self, q: SupportsDLPack) -> Tensor:
         "The distance from q to every row, as a new float64 array allocated by Go."
-    def fail(self, arg1: str, /) -> None:
+    def fail(self, how: str, /) -> None:
         "Raises: how is 'error' or 'panic' (for tests)."
     @property
     def size(self) -> int:
@@ -56,7 +56,7 @@ class Counter:
     def __init__(self, start: int = 0) -> None: ...
     def incr(self, by: int = 1) -> int:
         "Adds by; returns the new value."
-    def merge(self, arg1: Counter, /) -> int:
+    def merge(self, other: Counter, /) -> int:
         "Adds another Counter's value (an object argument)."
     @property
     def value(self) -> int:
@@ -65,33 +65,33 @@ class Counter:
 def go_runtimes() -> list[tuple[str, bool]]: ...
 def _rebuild_tensor(*args: Any) -> Tensor: ...  # unpickles a Tensor
 def _rebuild_object(cls: Any, data: bytes, /) -> Any: ...  # unpickles an object of a class
-def scale(arg1: SupportsDLPack, arg2: float, /) -> None:
+def scale(x: SupportsDLPack, a: float, /) -> None:
     "Multiply the float32 array x by a, in place."
-def add(arg1: SupportsDLPack, arg2: SupportsDLPack, /) -> Tensor:
+def add(x: SupportsDLPack, y: SupportsDLPack, /) -> Tensor:
     "x + y as a new float64 array allocated by Go."
-def norm(arg1: SupportsDLPack, /) -> float:
+def norm(x: SupportsDLPack, /) -> float:
     "The Euclidean norm of a float64 array."
 def clip(x: SupportsDLPack, lo: float = 0.0, hi: float = 1.0) -> int:
     "Clamp x to [lo, hi] in place; returns how many changed."
-def isum(arg1: SupportsDLPack, /) -> int:
+def isum(x: SupportsDLPack, /) -> int:
     "The sum of an int64 array (for tests of integer dtypes)."
-def describe(arg1: SupportsDLPack, /) -> str:
+def describe(t: SupportsDLPack, /) -> str:
     "Any array's dtype and shape, e.g. 'float32 [2 3]'."
-def where(arg1: SupportsDLPack, /) -> str:
+def where(t: SupportsDLPack, /) -> str:
     "Any array's device and data address, e.g. 'cuda:0 0x7f0a2c000000'."
-def mean(arg1: SupportsDLPack, /) -> float:
+def mean(x: SupportsDLPack, /) -> float:
     "The mean of a compact float32 or float64 array."
-def echo(arg1: SupportsDLPack, /) -> Tensor:
+def echo(x: SupportsDLPack, /) -> Tensor:
     "Returns x itself: refused, the result would alias an argument (for tests)."
-def fail(arg1: str, /) -> None:
+def fail(how: str, /) -> None:
     "Raises: how is 'error', 'buffer' or 'panic' (for tests)."
-def saxpy(arg1: float, arg2: SupportsDLPack, arg3: SupportsDLPack, /) -> None:
+def saxpy(a: float, x: SupportsDLPack, y: SupportsDLPack, /) -> None:
     "y += a*x in place (float32); x is only read."
-def rownorms(arg1: SupportsDLPack, /) -> Tensor:
+def rownorms(x: SupportsDLPack, /) -> Tensor:
     "The Euclidean norm of each row of a 2-d float64 array."
-def centroid(arg1: ArrayLike, /) -> Tensor:
+def centroid(points: ArrayLike, /) -> Tensor:
     "The mean of (n, 3) points, as a 3-element float64 array."
-def widths(arg1: int, arg2: int, arg3: int, arg4: int, arg5: int, arg6: int, arg7: int, arg8: int, arg9: int, arg10: int, arg11: float, arg12: bool, /) -> str:
+def widths(i: int, i8: int, i16: int, i32: int, i64: int, u: int, u8: int, u16: int, u32: int, u64: int, f32: float, b: bool, /) -> str:
     "Its arguments, each range-checked against its Go type, as one string (for tests)."
 def live_objects() -> int:
     "How many Index and Counter objects are alive (for tests)."

@@ -187,7 +187,7 @@ class Stats:
     "A running count and mean of float64 values."
 
     def __init__(self) -> None: ...
-    def add(self, arg1: SupportsDLPack, /) -> None:
+    def add(self, x: SupportsDLPack, /) -> None:
         "Adds the values of the float64 array x."
     @property
     def count(self) -> int:
@@ -201,7 +201,7 @@ def _rebuild_tensor(*args: Any) -> Tensor: ...  # unpickles a Tensor
 def _rebuild_object(cls: Any, data: bytes, /) -> Any: ...  # unpickles an object of a class
 def scale(x: SupportsDLPack, a: float = 2.0) -> None:
     "{scale_doc}"
-def add(arg1: SupportsDLPack, arg2: SupportsDLPack, /) -> Tensor:
+def add(x: SupportsDLPack, y: SupportsDLPack, /) -> Tensor:
     "{add_doc}"
 '''
 
