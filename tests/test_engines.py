@@ -101,6 +101,20 @@ def test_dask_runs_a_go_kernel_over_chunks_and_moves_tensors_between_workers(tmp
                 got = client.gather(blocks)
                 assert all(type(t) is vecmath.Tensor for t in got)
                 assert np.concatenate([np.asarray(t) for t in got]).tolist() == (2 * np.arange(4000.0)).tolist()
+                # Broadcast (stride-0) blocks: refused by a strict kernel (norm), converted by
+                # one whose author allows it (centroid: pyext.Convert).
+                pts = da.broadcast_to(da.from_array(np.array([1.0, 2.0, 3.0])), (400, 3), chunks=(100, 3))
+                c = pts.map_blocks(lambda b: np.asarray(vecmath.centroid(b))[None, :], dtype=np.float64,
+                                   chunks=(1, 3))
+                got_c = client.compute(c).result(timeout=T)
+                assert got_c.shape == (4, 3) and np.allclose(got_c, [1.0, 2.0, 3.0]), got_c
+                strict = pts.map_blocks(lambda b: np.full((1, 1), vecmath.norm(b)), dtype=np.float64, chunks=(1, 1))
+                try:
+                    client.compute(strict).result(timeout=T)
+                except BufferError as e:
+                    assert "norm() argument 1" in str(e), e
+                else:
+                    raise AssertionError("a stride-0 block reached a kernel without conversion")
                 assert "godlpack" not in sys.modules
                 client.close(timeout=T)
                 print("ok", len(moved))
