@@ -138,6 +138,15 @@ MUTANTS = [
     Mutant("span: an empty view's strides are read", SHAPE,
            "if (shape[i] == 0) return GDL_SHAPE_OK; /* checked before any stride is read */", "if (0) return 0;",
            ["tests/test_fakecuda.py"]),
+    # --- GPU copies (the stand-in driver) ------------------------------------------------------
+    Mutant("cuda: a released device block is reused while queued kernels may read it", "pyext/cudamem.c",
+           "if (c->kind == MEM_DEVICE && gdl_cu.CtxSynchronize() == 0)", "if (c->kind == MEM_DEVICE)",
+           ["tests/test_fakecuda.py"]),
+    Mutant("parcopy: a share's last bytes are not staged", "pyext/parcopy.c",
+           "    n -= blocks * 64;\n", "    n = 0;\n", ["tests/test_fakecuda.py"]),
+    # --- Go extensions --------------------------------------------------------------------------
+    Mutant("ext: a method's Convert counts the receiver", "pyext/args.go",
+           "o = shiftArrayOption(o) // arrays.go", "_ = shiftArrayOption", ["tests/test_examples.py"]),
     # --- frees of exports and objects ---------------------------------------------------------
     Mutant("owner: versioned export struct never freed", "core/owner.c",
            "  gdl_owner* o = self->manager_ctx;\n  free(self);\n  __atomic_sub_fetch(&live_exports, 1, __ATOMIC_RELAXED);\n  gdl_owner_decref(o);\n}\n\nstatic void gdl_deleter_legacy",
