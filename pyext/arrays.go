@@ -139,25 +139,10 @@ func arrayOption(s arraySpec) Option {
 	return arrayOpt | Option(len(arraySpecs.list)-1)
 }
 
-// convertedParams is the set of parameters (bit i: parameter i) that the
-// Convert and ConvertWriteBack options among opts name.
-func convertedParams(opts []Option) uint32 {
-	var set uint32
-	arraySpecs.Lock()
-	defer arraySpecs.Unlock()
-	for _, o := range opts {
-		if o&arrayOpt == 0 || o&writesOpt != 0 {
-			continue
-		}
-		if s := arraySpecs.list[int(o&(badParam-1))]; s.kind == specConvert || s.kind == specWriteBack {
-			for _, p := range s.params {
-				if p >= 0 && p < 32 {
-					set |= 1 << p
-				}
-			}
-		}
-	}
-	return set
+// convertsParam says whether the C descriptor lets f convert argument i
+// (Convert or ConvertWriteBack), for Stub.
+func (f *goFunc) convertsParam(i int) bool {
+	return f.c != nil && i < len(f.c.req) && f.c.req[i] != nil && f.c.req[i].convert != C.GDL_CONV_NONE
 }
 
 // shiftArrayOption is o for a method's function, whose parameter 0 is the

@@ -166,5 +166,7 @@ func TestMethodRequirementsCountAfterTheReceiver(t *testing.T) {
 		Method("m", func(*reqObj, NDArray[float64]) {}, "", ReadOnlyArgs, Require(0, Shape(-1, 3)), Convert(0))
 	require.NoError(t, c.info.err)
 	require.Len(t, c.info.methods, 1)
-	assert.Equal(t, uint32(1<<1), c.info.methods[0].converts) // Go parameter 1: after the receiver
+	f := c.info.methods[0]
+	assert.False(t, f.convertsParam(0)) // the receiver
+	assert.True(t, f.convertsParam(1))  // Go parameter 1: the first after the receiver
 }

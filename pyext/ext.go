@@ -211,7 +211,6 @@ func buildFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) 
 		return nil, err
 	}
 	f.doc = doc
-	f.converts = convertedParams(opts) // arrays.go
 	fillClasses(f)
 	return f, nil
 }
@@ -342,7 +341,6 @@ type goFunc struct {
 	params   []param
 	results  []result
 	hasErr   bool
-	converts uint32 // parameters that Convert or ConvertWriteBack allow to convert, for Stub
 	c        *C.gdl_fn
 }
 

@@ -44,14 +44,13 @@ func (m *Module) Stub() string {
 // converts says whether a function or method converts any argument, so
 // that the stub imports numpy.typing's ArrayLike.
 func (m *Module) converts() bool {
-	for _, f := range m.funcs {
-		if f.converts != 0 {
-			return true
-		}
-	}
+	fns := append([]*goFunc{}, m.funcs...)
 	for _, ci := range m.classes {
-		for _, f := range append(append([]*goFunc{}, ci.methods...), ci.ctor) {
-			if f != nil && f.converts != 0 {
+		fns = append(append(fns, ci.methods...), ci.ctor)
+	}
+	for _, f := range fns {
+		for i := 0; f != nil && i < f.typ.NumIn(); i++ {
+			if f.convertsParam(i) {
 				return true
 			}
 		}
@@ -63,7 +62,7 @@ func (m *Module) converts() bool {
 // function converts that argument (anything numpy.asarray takes), else
 // StubType's.
 func paramType(f *goFunc, i int) string {
-	if f.converts>>i&1 != 0 {
+	if f.convertsParam(i) { // arrays.go
 		return "ArrayLike"
 	}
 	return StubType(f.typ.In(i), true)
