@@ -39,11 +39,13 @@ probe: $(PROBE)
 $(PROBE): pyext/godlpack/_probe.c include/godlpack/dlpack.h
 	$(CC) -shared -fPIC -O2 -Wall -pthread -I$(PYINCLUDE) -Iinclude -o $@ $<
 
-# Only the project's own files (a Go toolchain unpacked into .gotool/ is not ours).
+# Only the project's own files (a Go toolchain unpacked into .gotool/ is not ours);
+# tools/layers.py: the runtime's C calls go one way (docs/architecture.md).
 lint:
 	@files=$$(git ls-files '*.go'); out=$$(gofmt -l $$files); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	$(BASEPYTHON) tools/layers.py
 
 # Go tests of capsule/ embed CPython (internal/pyembed): they link libpython.
 PYLINK := -L$(PYLIBDIR) $(shell $(BASEPYTHON) -c 'import sysconfig; print("-lpython" + sysconfig.get_config_var("LDVERSION"))')

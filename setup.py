@@ -10,6 +10,7 @@ import atexit
 import glob
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -22,15 +23,26 @@ from godlpack_build import BuildGoExt, GoExtension  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-# The Go packages an extension module imports (go list -deps ./pyext), with
-# the headers they include: their sources, not their tests.
-GO_PACKAGES = [".", "core", "capsule", "producer", "consumer", "pyext"]
+MODULE = "github.com/godlpack/godlpack"
+
+
+def go_packages() -> list[str]:
+    """The directories of this module's Go packages that an extension links
+    (go list -deps ./pyext): what godlpack.get_go_source() must ship."""
+    try:
+        out = subprocess.run(["go", "list", "-deps", "-f", "{{.ImportPath}}", "./pyext"], cwd=HERE,
+                             capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SystemExit(f"godlpack needs Go (the version go.mod names) on PATH to build: go list failed: {e}")
+    pkgs = [p for p in out.split() if p == MODULE or p.startswith(MODULE + "/")]
+    return [os.path.relpath(p[len(MODULE):].lstrip("/") or ".") for p in pkgs]
 
 
 def go_source_files() -> list[str]:
-    """godlpack's Go module as extensions build it, relative to HERE."""
+    """godlpack's Go module as extensions build it, relative to HERE: the
+    packages' sources and headers, not their tests."""
     files = ["go.mod", "go.sum", "LICENSE"]
-    for pkg in GO_PACKAGES:
+    for pkg in go_packages():
         for pattern in ("*.go", "*.c", "*.h", "*.s"):
             for path in sorted(glob.glob(os.path.join(HERE, pkg, pattern))):
                 if not path.endswith("_test.go"):

@@ -2,13 +2,10 @@
  * arguments (arrays are imported and validated here, with the GIL), calls the
  * Go function once (optionally without the GIL), releases the arrays, and
  * builds the results. */
-#include "gdl.h"
-#include "errkind.h"
+#include "exchange.h"
 #include "ext.h"
 #include "ext_arrays.h"
 #include "ext_parts.h"
-
-extern int gdlpyCall(int id, gdl_value* in, int nin, gdl_value* out, int* nout, char* err, int errlen);
 
 static const char FN_CAPSULE[] = "godlpack.gofunc";
 
@@ -330,8 +327,6 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   PyErr_SetString(PyExc_SystemError, "godlpack: unknown parameter kind");
   return -1;
 }
-
-extern void gdlpyDropHandle(uintptr_t h);
 
 static PyObject* result(const gdl_fn* fn, int i, gdl_value* v) {
   switch (fn->kinds[i]) {

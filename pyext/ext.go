@@ -23,6 +23,7 @@ import (
 	"github.com/godlpack/godlpack"
 	"github.com/godlpack/godlpack/consumer"
 	"github.com/godlpack/godlpack/producer"
+	"github.com/godlpack/godlpack/pyext/internal/base"
 )
 
 // Module is a Python extension module whose functions are Go functions.
@@ -260,6 +261,9 @@ func (e *TypeError) Error() string    { return e.Msg }
 func (e *ValueError) Error() string   { return e.Msg }
 func (e *RuntimeError) Error() string { return e.Msg }
 
+// putError writes msg for C (base.PutError with cgo's types).
+func putError(buf *C.char, n C.int, msg string) { base.PutError(unsafe.Pointer(buf), int(n), msg) }
+
 func pyErrKind(err error) C.int {
 	var (
 		b *BufferError
@@ -277,7 +281,7 @@ func pyErrKind(err error) C.int {
 	case errors.As(err, &r):
 		return C.GDL_ERR_RUNTIME
 	}
-	return errKind(err)
+	return C.int(base.Kind(err))
 }
 
 // register fills f.c's count, result kinds, strings and flags, and gives f

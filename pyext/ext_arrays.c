@@ -7,8 +7,7 @@
  * temporary (C for a change of layout or alignment, NumPy for a change of
  * dtype or a non-array), which a written parameter gets copied back after
  * the call. */
-#include "gdl.h"
-#include "errkind.h"
+#include "exchange.h"
 #include "ext.h"
 #include "ext_arrays.h"
 #include "ext_np.h"

@@ -4,8 +4,7 @@
  * MarshalBinary/UnmarshalBinary. */
 #include <stdlib.h>
 #include <string.h>
-#include "gdl.h"
-#include "errkind.h"
+#include "exchange.h"
 #include "ext.h"
 #include "ext_parts.h"
 

@@ -2,8 +2,7 @@
  * its exec step, which adds the functions (ext.c) and classes (ext_class.c)
  * and runs the Go exec hooks. */
 #include <stdlib.h>
-#include "gdl.h"
-#include "errkind.h"
+#include "exchange.h"
 #include "ext.h"
 #include "ext_parts.h"
 
@@ -25,8 +24,6 @@ typedef struct {
   int nclasses;
   int module_id; /* for the Go exec hooks (Module.OnExec) */
 } ext_def;
-
-extern int gdlpyExec(int module_id, PyObject* m, char* err, int errlen);
 
 /* Multi-phase init: runs in each interpreter importing the module, so a
  * subinterpreter is refused (gdl_layer_init). */

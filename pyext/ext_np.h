@@ -3,7 +3,7 @@
 #ifndef GODLPACK_EXT_NP_H_
 #define GODLPACK_EXT_NP_H_
 
-#include "gdl.h"
+#include "exchange.h"
 #include "ext.h"
 
 /* The start of NumPy's array and dtype objects, as NumPy's own macros

@@ -1,7 +1,7 @@
 /* Objects of Go classes on the C side: the registry of their types, a new
  * object for a Go handle (a function's result), and an object as a Go
  * argument. Below the call path (ext.c) and the class types (ext_class.c). */
-#include "gdl.h"
+#include "exchange.h"
 #include "ext.h"
 #include "ext_parts.h"
 

@@ -1,7 +1,10 @@
 /* The parts of the Go extension layer and what each offers the others
  * (internal to pyext). Calls go one way: ext_module.c (the module) uses
  * ext.c (functions: the call path) and ext_class.c (classes); ext_class.c
- * uses ext.c; both use ext_obj.c (objects of Go classes). */
+ * uses ext.c; ext.c uses ext_arrays.c (array requirements); all use
+ * ext_obj.c (objects of Go classes) and the runtime's layers below
+ * (exchange.h and what it includes; docs/architecture.md). The Go side of
+ * each is declared here once. */
 #ifndef GODLPACK_EXT_PARTS_H_
 #define GODLPACK_EXT_PARTS_H_
 
@@ -16,6 +19,9 @@ typedef struct {
   int cls;
 } gdl_obj;
 
+/* Go (ext.go, class.go), each returning an errkind.h code with a message in err. */
+extern int gdlpyCall(int id, gdl_value* in, int nin, gdl_value* out, int* nout, char* err, int errlen);
+extern int gdlpyExec(int module_id, PyObject* m, char* err, int errlen);
 extern void gdlpyDropHandle(uintptr_t h);
 extern int gdlpyMarshal(uintptr_t h, char** data, int64_t* n, char* err, int errlen);
 extern int gdlpyUnmarshal(int cls, char* data, int64_t n, uintptr_t* h, char* err, int errlen);

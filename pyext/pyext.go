@@ -1,31 +1,20 @@
-// Package pyext is godlpack's CPython layer as a Go library: the Tensor type
-// (DLPack producer, buffer protocol, C exchange API), from_dlpack, the helper
-// C API, CUDA streams and copies, and the API that Go extension authors use to
-// define Python modules, functions and classes in Go (ext.go, typed.go,
-// args.go, class.go, stub.go).
+// Package pyext is the API Go extension authors use to define Python
+// modules, functions and classes in Go (ext.go, typed.go, args.go,
+// class.go, arrays.go, ndarray.go, stub.go), with the C call path of those
+// functions (ext*.c).
 //
-// The godlpack module itself (pyext/module, built as godlpack._godlpack) is a
-// thin user of it, like any other Go extension: each extension links this
-// package into its own c-shared library, so a process needs one Go runtime
-// per extension at most, and never godlpack's in addition to the user's.
-//
-// The hot paths are C (the *.c files here, compiled by cgo): the CPython API
-// is called without crossing into Go. The C core (owners, validation, tables)
-// is package core; the PyCapsule rules are package capsule.
+// Each extension links godlpack's CPython runtime into its own c-shared
+// library through this package: the Tensor type, from_dlpack, CUDA streams
+// and copies live in the layers below (pyext/internal/exchange, tensor,
+// cuda, base; docs/architecture.md), whose hot paths are C that calls the
+// CPython API without crossing into Go. godlpack's own module,
+// godlpack._godlpack (pyext/module), uses those layers directly and is not
+// linked into extensions.
 package pyext
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../core -I${SRCDIR}/../capsule -O2 -Wall -Wno-unused-parameter -fvisibility=hidden
-// The CPython API is resolved when the interpreter loads the module: a
-// c-shared module may leave it undefined with gcc and zig alike, no flag
-// needed. The flag below only lets an executable (an extension's `go test`,
-// `go build ./...`) link without libpython; zig cc refuses it, and the release
-// wheel builds (tools/zigcc.py) set the tag godlpack_zigcc.
-#cgo !godlpack_zigcc LDFLAGS: -Wl,--unresolved-symbols=ignore-all
+#cgo CFLAGS: -I${SRCDIR} -I${SRCDIR}/internal/exchange -I${SRCDIR}/internal/tensor -I${SRCDIR}/internal/base -I${SRCDIR}/internal/cuda -I${SRCDIR}/../include -I${SRCDIR}/../core -I${SRCDIR}/../capsule -O2 -Wall -Wno-unused-parameter -fvisibility=hidden
 */
 import "C"
 
-import (
-	_ "github.com/godlpack/godlpack/capsule" // capsule.c: the PyCapsule rules the C here calls
-	_ "github.com/godlpack/godlpack/core"    // owner.c, validate.c, tables_gen.c
-)
+import _ "github.com/godlpack/godlpack/pyext/internal/exchange" // the runtime's layers, linked into the extension

@@ -206,8 +206,8 @@ def check(*modules: str) -> list:
 
 def get_go_source() -> str:
     """Folder holding the Go source of godlpack's module (github.com/godlpack/godlpack:
-    go.mod, the root package, core/, capsule/, producer/, consumer/, pyext/,
-    include/), for a `replace` line in an extension's go.mod: shipped inside
+    go.mod and the packages an extension links: go list -deps ./pyext, the
+    runtime's layers under pyext/internal/ included; include/), for a `replace` line in an extension's go.mod: shipped inside
     the installed package (godlpack/go), or the source tree (PYTHONPATH=pyext)."""
     here = _os.path.dirname(_os.path.abspath(__file__))
     shipped = _os.path.join(here, "go")  # installed from a wheel or sdist

@@ -1,19 +1,25 @@
 // Command module is godlpack's own extension module, godlpack._godlpack,
-// built with `go build -buildmode=c-shared`: a thin user of package pyext,
-// exactly as a user's Go extension is (see examples/).
+// built with `go build -buildmode=c-shared`: a user of the runtime's layers
+// (pyext/internal/exchange and below), as a user's Go extension is through
+// package pyext. Its C (module.c, capi.c) and Go (create.go) are linked into
+// this module only, never into users' extensions.
 package main
 
+/*
+#cgo CFLAGS: -I${SRCDIR} -I${SRCDIR}/../internal/exchange -I${SRCDIR}/../internal/tensor -I${SRCDIR}/../internal/base -I${SRCDIR}/../internal/cuda -I${SRCDIR}/../../include -I${SRCDIR}/../../core -I${SRCDIR}/../../capsule -O2 -Wall -Wno-unused-parameter
+#include "module.h"
+*/
 import "C"
 
 import (
 	"unsafe"
 
-	"github.com/godlpack/godlpack/pyext"
+	_ "github.com/godlpack/godlpack/pyext/internal/exchange"
 )
 
 // PyInit__godlpack is the module's init function, called by CPython on import.
 //
 //export PyInit__godlpack
-func PyInit__godlpack() unsafe.Pointer { return pyext.GodlpackModule() }
+func PyInit__godlpack() unsafe.Pointer { return unsafe.Pointer(C.gdl_godlpack_module()) }
 
 func main() {}
