@@ -19,7 +19,7 @@ typedef struct {
   int cls;
 } gdl_obj;
 
-/* Go (ext.go, class.go), each returning an errkind.h code with a message in err. */
+/* Go (module.go, call.go, class.go), each returning an errkind.h code with a message in err. */
 extern int gdlpyCall(int id, gdl_value* in, int nin, gdl_value* out, int* nout, char* err, int errlen);
 extern int gdlpyExec(int module_id, PyObject* m, char* err, int errlen);
 extern void gdlpyDropHandle(uintptr_t h);

@@ -1,7 +1,8 @@
 // Package pyext is the API Go extension authors use to define Python
-// modules, functions and classes in Go (ext.go, typed.go, args.go,
-// class.go, arrays.go, ndarray.go, stub.go), with the C call path of those
-// functions (ext*.c).
+// modules, functions and classes in Go: modules (module.go), options
+// (options.go, args.go, arrays.go), conversions (reflect.go, typed.go,
+// ndarray.go), the call (call.go), errors (errors.go), classes (class.go)
+// and type stubs (stub.go), with the C call path of those functions (ext*.c).
 //
 // Each extension links godlpack's CPython runtime into its own c-shared
 // library through this package: the Tensor type, from_dlpack, CUDA streams

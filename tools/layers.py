@@ -15,7 +15,7 @@ which other file: C functions and data with external linkage, and Go
 The packages and what each may use are read from the `layers` block of
 docs/architecture.md, so the rule is stated in one place.
 
-usage: python tools/layers.py [--graph]
+usage: python tools/layers.py [--graph] [--root DIR [--no-go]]
 """
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOC = os.path.join(ROOT, "docs", "architecture.md")
 MODULE = "github.com/godlpack/godlpack"
 
 C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "else", "do", "case", "goto", "defined"}
@@ -35,10 +34,11 @@ C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "else", "do", 
 
 def read_layers() -> dict[str, list[str]]:
     """{package dir: [package dirs it may use]} from docs/architecture.md."""
-    text = open(DOC, encoding="utf-8").read()
+    doc = os.path.join(ROOT, "docs", "architecture.md")
+    text = open(doc, encoding="utf-8").read()
     m = re.search(r"```layers\n(.*?)```", text, re.S)
     if m is None:
-        sys.exit(f"{DOC}: no ```layers block")
+        sys.exit(f"{doc}: no ```layers block")
     layers: dict[str, list[str]] = {}
     for line in m.group(1).splitlines():
         line = line.split("#", 1)[0].strip()
@@ -49,7 +49,7 @@ def read_layers() -> dict[str, list[str]]:
     for pkg, uses in layers.items():
         for u in uses:
             if u not in layers:
-                sys.exit(f"{DOC}: {pkg} uses {u}, which the block does not list")
+                sys.exit(f"{doc}: {pkg} uses {u}, which the block does not list")
     return layers
 
 
@@ -102,9 +102,9 @@ def c_prototypes(src: str) -> set[str]:
     """gdl names a C file declares itself (prototypes or extern data)."""
     top = top_level(strip_c(src))
     names = set()
-    for stmt in top.split(";"):
+    for stmt in re.split(r"[;}]", top):
         s = " ".join(stmt.split())
-        if not s or "{" in s or "}" in s:
+        if not s or "{" in s:  # a definition (or an initialiser) up to its brace
             continue
         m = re.search(r"\b(gdl\w*)\s*\([^;]*\)$", s) or re.match(r"extern\b.*\b(gdl\w*)\s*(\[[^\]]*\])?$", s)
         if m and not s.startswith("static") and not s.startswith("typedef"):
@@ -220,7 +220,11 @@ def go_import_problems(layers: dict[str, list[str]]) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--graph", action="store_true", help="print the file graph as JSON")
+    ap.add_argument("--root", help="the tree to check (default: this one)")
+    ap.add_argument("--no-go", action="store_true", help="skip the Go import check (a tree without go.mod)")
     args = ap.parse_args()
+    global ROOT
+    ROOT = os.path.abspath(args.root or ROOT)
     layers = read_layers()
     files, edges, problems = graph(layers)
     if args.graph:
@@ -233,7 +237,8 @@ def main() -> int:
             pg = package_of(g, layers)
             if pg != pf and pg not in layers[pf]:
                 problems.append(f"{f} -> {g} ({', '.join(sorted(syms))}): {pf} may not use {pg}")
-    problems += go_import_problems(layers)
+    if not args.no_go:
+        problems += go_import_problems(layers)
     for p in problems:
         print("layers:", p)
     n = sum(len(e) for e in edges.values())

@@ -1,10 +1,9 @@
 /* Layer exchange: DLPack between a Tensor and other objects. export.c is the
- * producer (__dlpack__), exchange.c the C exchange tables both ways,
- * import.c the consumer (from_dlpack), pickle.c pickling and copy.copy,
+ * producer (__dlpack__) and export_table.c its C exchange table;
+ * import_table.c uses other types' tables (with torch_quirks.c, private) and
+ * import.c is the consumer (from_dlpack); pickle.c pickling and copy.copy;
  * tensor_type.c the Tensor type's assembly and the start-up every module
- * linking the runtime calls. Within the layer calls go down this list's
- * reverse: tensor_type.c uses all, import.c uses exchange.c, exchange.c uses
- * export.c (and torch_quirks.c, private). */
+ * linking the runtime calls, on top of all of them. */
 #ifndef GODLPACK_EXCHANGE_H_
 #define GODLPACK_EXCHANGE_H_
 
@@ -18,9 +17,12 @@ void* gdl_tensor_export(GdlTensor* t, const DLTensor* view, int versioned, uint6
 PyObject* gdl_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 PyObject* gdl_dlpack_device(PyObject* self, PyObject* unused);
 
-/* exchange.c */
-/* Sets type.__dlpack_c_exchange_api__ (the table other consumers use). */
-int gdl_exchange_init(PyTypeObject* type);
+/* export_table.c: sets type.__dlpack_c_exchange_api__ (the table other
+ * consumers use). */
+int gdl_export_table_add(PyTypeObject* type);
+
+/* import_table.c */
+int gdl_import_table_init(void); /* idempotent */
 /* Through type(obj).__dlpack_c_exchange_api__ if it has one: 1 with *out set
  * and *stream the stream its data is ready on (the table's current work
  * stream, for devices with streams), 0 when the type has none (or it does not

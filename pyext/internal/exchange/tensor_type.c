@@ -48,7 +48,7 @@ int gdl_layer_init(const char* module_name) {
   }
   if (ready) return 0;
   if (gdl_strings_init() < 0 || gdl_fork_init(module_name) < 0 || gdl_dtype_init() < 0 ||
-      gdl_device_init(module_name) < 0 || gdl_pickle_init(module_name) < 0)
+      gdl_device_init(module_name) < 0 || gdl_pickle_init(module_name) < 0 || gdl_import_table_init() < 0)
     return -1;
   /* The type's name says which module made it ("godlpack.Tensor", "vecmath.Tensor"). */
   static char type_name[256];
@@ -56,7 +56,7 @@ int gdl_layer_init(const char* module_name) {
   GdlTensor_Type.tp_name = type_name;
   GdlTensor_Type.tp_methods = tensor_methods;
   GdlTensor_Type.tp_new = tensor_new;
-  if (PyType_Ready(&GdlTensor_Type) < 0 || gdl_exchange_init(&GdlTensor_Type) < 0) return -1;
+  if (PyType_Ready(&GdlTensor_Type) < 0 || gdl_export_table_add(&GdlTensor_Type) < 0) return -1;
   ready = 1;
   return 0;
 }

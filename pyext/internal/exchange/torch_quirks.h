@@ -1,5 +1,5 @@
 /* What from_dlpack must add to PyTorch's DLPack export to stay correct
- * (torch_quirks.c): private to the exchange layer, used by exchange.c. */
+ * (torch_quirks.c): private to the exchange layer, used by import_table.c. */
 #ifndef GODLPACK_TORCH_QUIRKS_H_
 #define GODLPACK_TORCH_QUIRKS_H_
 
