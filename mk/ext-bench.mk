@@ -8,5 +8,5 @@ bench-ext: venv
 	$(PYTHON) -c 'import nanobind' 2>/dev/null || $(PYTHON) -m pip install -q nanobind
 	$(PYTHON) bench/ext_bench.py $(EXT_BENCH_ARGS)
 
-# Part of `make bench` (issue 11: the ratios in the same run).
+# Part of `make bench` (the ratios in the same run).
 bench: bench-ext

@@ -129,7 +129,7 @@ def test_counting_probe_counts_exactly_once():
     assert probe.calls() == [1]
 
 
-# --- a checker that survives its subject (issue 20, item 5) -------------------
+# --- a checker that survives its subject --------------------------------------
 
 NEG = "consumer: negative strides"
 FAKE_HEAD = """import os, time

@@ -113,3 +113,38 @@ def test_no_report_without_an_error(unraisable):
     del cap
     assert p.deleter_calls == 1
     assert unraisable == []
+
+
+# --- a Python-level deleter keeps the pending exception ------------------------
+
+def _raises_and_catches() -> None:
+    """Python code in a deleter, as any Python-level deleter may run: raising and
+    catching clears whatever exception the caller had pending unless it saved it."""
+    try:
+        raise KeyError("inside the deleter")
+    except KeyError:
+        pass
+
+
+def test_failed_copy_keeps_its_exception():
+    # A broadcast view of 2**62 elements: the producer (legacy) cannot copy,
+    # godlpack's copy fails with MemoryError, and then drops the producer's
+    # tensor, whose deleter must not swallow the MemoryError.
+    p = cp.CtypesProducer(np.zeros(1, np.float32), shape=[2**62], strides=[0], versioned=False,
+                          legacy_signature=True, python_deleter=_raises_and_catches)
+    with pytest.raises(MemoryError):
+        godlpack.from_dlpack(p, copy=True)
+    assert p.deleter_calls == 1
+
+
+def test_tensor_dealloc_keeps_a_pending_exception():
+    # The interpreter drops the half-built list's items while ZeroDivisionError
+    # is pending: the Tensor's dealloc runs the deleter then.
+    p = cp.CtypesProducer(np.arange(4, dtype=np.float32), python_deleter=_raises_and_catches)
+
+    def build():
+        return [godlpack.from_dlpack(p), 1 // 0]
+
+    with pytest.raises(ZeroDivisionError):
+        build()
+    assert p.deleter_calls == 1

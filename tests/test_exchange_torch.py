@@ -36,7 +36,7 @@ def test_plain_tensors_and_plain_subclasses_take_the_table(dlpack_calls):
 
 
 def test_subclass_overriding_dlpack_is_not_bypassed():
-    # Regression (issue 12 item 6): the inherited __dlpack_c_exchange_api__
+    # Regression: the inherited __dlpack_c_exchange_api__
     # was used, so the override never ran.
     class Refusing(torch.Tensor):
         def __dlpack__(self, **kwargs):
@@ -137,7 +137,7 @@ def refused_tensors():
 
 @pytest.mark.parametrize("x", refused_tensors())
 def test_refusals_are_buffer_errors_on_every_path(x):
-    # Regression (issue 12 item 7): through the table these were RuntimeError
+    # Regression: through the table these were RuntimeError
     # with a C++ backtrace.
     with pytest.raises(BufferError):
         x.__dlpack__(max_version=(1, 3))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import godlpack
+import ctypes_producer as cp
 from conftest import back_to, live
 from ctypes_producer import IS_COPIED, READ_ONLY, CtypesProducer, capsule_name
 
@@ -500,3 +501,23 @@ def test_the_type_cache_keeps_no_class_alive():
     for k in range(3):
         Q = type(f"Q{k}", (), {"__dlpack__": lambda self, k=k, **kw: np.full(2, float(k)).__dlpack__(**kw)})
         assert godlpack.from_dlpack(Q()).tolist() == [float(k)] * 2
+
+
+# --- legacy imports are writable (the documented policy) -----------------------
+
+def test_legacy_imports_are_writable_and_reexported_so():
+    p = cp.CtypesProducer(np.arange(4, dtype=np.float32), versioned=False, legacy_signature=True)
+    t = godlpack.from_dlpack(p)
+    assert p.calls and "max_version" not in p.calls[-1] and not t.readonly
+    cap = t.__dlpack__(max_version=(1, 3))
+    assert cp.read_versioned(cap).flags & cp.READ_ONLY == 0
+    del cap
+    assert np.from_dlpack(t).flags.writeable
+    legacy = t.__dlpack__()  # re-exported as legacy too (read-only tensors cannot be)
+    assert cp.capsule_name(legacy) == "dltensor"
+    del legacy
+    # A versioned READ_ONLY producer is honoured, and then refuses legacy export.
+    ro = godlpack.from_dlpack(cp.CtypesProducer(np.arange(4, dtype=np.float32), flags=cp.READ_ONLY))
+    assert ro.readonly
+    with pytest.raises(BufferError):
+        ro.__dlpack__()

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import godlpack
+import ctypes_producer as cp
 from dtypes import JAX_DTYPES
 from conftest import live
 from ctypes_producer import CtypesProducer
@@ -168,3 +169,22 @@ def test_jax_to_torch_through_godlpack():
     assert t.tolist() == [0, 1, 2, 3, 4, 5]
     back = jnp.from_dlpack(godlpack.from_dlpack(t))
     assert back.tolist() == [0, 1, 2, 3, 4, 5]
+
+
+# --- the legacy/versioned policy on a JAX round trip ---------------------------
+
+def test_jax_round_trip_through_godlpack():
+    jax = pytest.importorskip("jax", reason="JAX is the legacy-only peer this policy is for")
+    import jax.numpy as jnp
+    x = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)
+    # JAX before 0.12 speaks legacy DLPack only (godlpack's import is then
+    # writable); newer JAX exports versioned, READ_ONLY (its arrays are
+    # immutable). godlpack follows what the producer says; the round trip
+    # works either way.
+    cap = x.__dlpack__(max_version=(1, 3))
+    says_read_only = cp.capsule_name(cap) == "dltensor_versioned" and bool(cp.read_versioned(cap).flags & cp.READ_ONLY)
+    del cap
+    g = godlpack.from_dlpack(x)
+    assert g.readonly == says_read_only
+    y = jnp.from_dlpack(g)
+    assert y.tolist() == x.tolist()

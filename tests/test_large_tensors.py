@@ -1,5 +1,5 @@
 """Large tensors: zeros commits no memory up front, and copies let other
-Python threads run (issue 12, item 13)."""
+Python threads run."""
 from __future__ import annotations
 
 import os
@@ -12,6 +12,7 @@ import psutil
 import pytest
 
 import godlpack
+import ctypes_producer as cp
 
 SANITIZED = bool(os.environ.get("GODLPACK_SANITIZER"))
 GiB = 1 << 30
@@ -84,3 +85,37 @@ def test_copies_of_large_tensors_let_other_threads_run(how):
     # Holding the GIL for the whole copy would leave the spinner at 0 inside
     # the window; releasing it lets it run thousands of times.
     assert ticks > 100, f"another thread ran {ticks} times during a {took * 1e3:.0f} ms copy"
+
+
+# --- nbytes of huge packed broadcast views; overflowing strides ----------------
+
+def test_nbytes_rounds_up_for_huge_packed_broadcast_views():
+    # 2**62 + 1 float4 elements (stride 0): 2**61 + 0.5 bytes, i.e. 2**61 + 1.
+    p = cp.CtypesProducer(np.zeros(1, np.uint8), dtype=(17, 4, 1), shape=[2**62 + 1], strides=[0])
+    assert godlpack.from_dlpack(p).nbytes == 2**61 + 1
+
+
+def test_size_one_dims_with_huge_strides():
+    # A size-1 dimension's stride is never used, but stride * itemsize
+    # overflowed int64 (undefined behaviour, seen by UBSan) in tolist() and
+    # the buffer protocol.
+    a = np.array([[1.5, 2.5]])
+    p = cp.CtypesProducer(a, strides=[2**62, 1])
+    t = godlpack.from_dlpack(p)
+    assert t.tolist() == [[1.5, 2.5]]
+    assert memoryview(t).tolist() == [[1.5, 2.5]]
+    assert np.asarray(t).tolist() == [[1.5, 2.5]]
+    e = godlpack.from_dlpack(cp.CtypesProducer(np.zeros((0, 2)), strides=[2**62, 2**62]))
+    assert e.tolist() == [] and memoryview(e).tolist() == []
+
+
+def test_empty_views_with_huge_strides():
+    """An empty view's strides are never used, so validation does not bound
+    them, even in extents of 2 or more: the buffer protocol and tolist must
+    not multiply them (signed overflow, found by make ubsan)."""
+    p = cp.CtypesProducer(np.zeros(1, np.float64), shape=[2, 0], strides=[2**62, 1])
+    t = godlpack.from_dlpack(p)
+    assert t.tolist() == [[], []]
+    m = memoryview(t)
+    assert m.shape == (2, 0) and m.nbytes == 0
+    assert np.asarray(t).shape == (2, 0)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 
 import godlpack
+from conftest import child_env
 from conftest import back_to, live
 from ctypes_producer import CtypesProducer
 
@@ -104,3 +108,26 @@ def test_godlpack_created_tensors_are_freed():
     grown = rss() - r0
     assert back_to(base)
     assert grown < RSS_LIMIT
+
+
+# --- a deep chain of imports is released without deep recursion ----------------
+
+def test_deep_chain_releases_iteratively():
+    # Each link: godlpack owns NumPy's export of an array that is a view of
+    # godlpack's export of the previous link. Dropping the head used to recurse
+    # through every link's deleter and overflow the C stack (segfault).
+    code = textwrap.dedent("""
+        import numpy as np, godlpack
+        from godlpack import _godlpack
+        base = _godlpack._live()
+        g = godlpack.from_dlpack(np.arange(4, dtype=np.float64))
+        for _ in range(200_000):
+            g = godlpack.from_dlpack(np.from_dlpack(g))
+        assert g.tolist() == [0.0, 1.0, 2.0, 3.0]
+        del g
+        assert _godlpack._live() == base, (_godlpack._live(), base)
+        print("released")
+    """)
+    env = child_env()
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0 and "released" in r.stdout, (r.returncode, r.stdout, r.stderr[-2000:])

@@ -1,6 +1,6 @@
 """The conformance checker's counting probes (godlpack._probe): exact counts, and
-memory safety even when the private functions are misused from Python (issue 12,
-item 8: use-after-free through delete/inspect, a double intercept that leaked, a
+memory safety even when the private functions are misused from Python
+(use-after-free through delete/inspect, a double intercept that leaked, a
 static slot table that ran out after ~2,600 check() runs)."""
 from __future__ import annotations
 

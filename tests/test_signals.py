@@ -1,4 +1,4 @@
-"""Signals during long copies and exchanges (issue 12, hostile classes): a
+"""Signals during long copies and exchanges (hostile classes): a
 Python signal handler firing every half millisecond, and one that raises,
 leave every result right, every deleter run once and nothing live. In a
 child process, so a crash fails the test instead of ending the run."""
