@@ -17,7 +17,7 @@ static PyMethodDef ext_methods[] = {
 /* A Go extension module's definition: CPython keeps it for the process. */
 typedef struct {
   PyModuleDef def; /* first: PyModule_GetDef gives back this struct */
-  PyModuleDef_Slot slots[2];
+  PyModuleDef_Slot slots[3]; /* exec, gil (3.13+), end */
   gdl_fn** fns;
   int nfns;
   gdl_class** classes;
@@ -56,6 +56,12 @@ PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nf
   d->def = init;
   d->slots[0].slot = Py_mod_exec;
   d->slots[0].value = (void*)ext_exec;
+#ifdef Py_mod_gil
+  /* The runtime's caches rely on the GIL (docs/free-threading.md): a
+   * free-threaded CPython keeps the GIL enabled while this module is loaded. */
+  d->slots[1].slot = Py_mod_gil;
+  d->slots[1].value = Py_MOD_GIL_USED;
+#endif
   d->fns = fns;
   d->nfns = nfns;
   d->classes = classes;

@@ -170,7 +170,12 @@ static int godlpack_exec(PyObject* m) {
   return 0;
 }
 
-static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, godlpack_exec}, {0, NULL}};
+static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, godlpack_exec},
+#ifdef Py_mod_gil
+                                          /* the runtime relies on the GIL: docs/free-threading.md */
+                                          {Py_mod_gil, Py_MOD_GIL_USED},
+#endif
+                                          {0, NULL}};
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_godlpack",
                                         "DLPack for Go: the CPython extension module.", 0, module_methods,

@@ -1,4 +1,6 @@
-/* The consumer side: godlpack.from_dlpack(obj, /, *, device=None, copy=None). */
+/* The consumer side: godlpack.from_dlpack(obj, /, *, device=None, copy=None,
+ * stream=None), and the capsule-taking entry points that the C API and Go
+ * extension arguments use (gdl_managed_from_object, _checked). */
 #include "exchange.h"
 
 /* Calls obj.__dlpack__ with the given keywords (NULL: left out); meth is the
