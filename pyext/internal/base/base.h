@@ -55,5 +55,9 @@ PyObject* gdl_device_class(void);                   /* borrowed */
 int gdl_parse_device(PyObject* obj, DLDevice* out); /* (type, id); -1 + TypeError */
 PyObject* gdl_device_tuple(DLDevice d);
 PyObject* gdl_device_obj(DLDevice d); /* Device named tuple */
+/* A stream argument (not None) as an int: 0 with *s, 1 for an int that is
+ * no stream at all (beyond int64 or below -1; no exception set: the caller
+ * says why in its own terms), -1 with TypeError for a non-int. */
+int gdl_stream_arg(PyObject* obj, long long* s);
 
 #endif

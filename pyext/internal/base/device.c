@@ -1,5 +1,6 @@
-/* Devices on the Python side: parsing (type, id) tuples, and the Device
- * named tuple that Tensor.device returns. The class is made by each module
+/* Devices on the Python side: parsing (type, id) tuples and stream
+ * arguments, and the Device named tuple that Tensor.device returns. The
+ * class is made by each module
  * that links this layer (no import of the godlpack package, which would load
  * a second Go runtime into a user's extension). */
 #include "base.h"
@@ -76,3 +77,14 @@ int gdl_device_init(const char* module_name) {
 }
 
 PyObject* gdl_device_class(void) { return device_cls; }
+
+int gdl_stream_arg(PyObject* obj, long long* s) {
+  if (!PyLong_Check(obj) || PyBool_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "stream must be None or an int, got %.200s", Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  int overflow;
+  *s = PyLong_AsLongLongAndOverflow(obj, &overflow);
+  if (*s == -1 && PyErr_Occurred()) return -1;
+  return overflow || *s < -1 ? 1 : 0;
+}

@@ -85,14 +85,10 @@ static int wants_versioned(PyObject* mv) {
 static int parse_stream(PyObject* stream, DLDevice dev, intptr_t* out) {
   *out = 1;
   if (stream == Py_None) return 0;
-  if (!PyLong_Check(stream) || PyBool_Check(stream)) {
-    PyErr_Format(PyExc_TypeError, "stream must be None or an int, got %.200s", Py_TYPE(stream)->tp_name);
-    return -1;
-  }
-  int overflow;
-  long long s = PyLong_AsLongLongAndOverflow(stream, &overflow);
-  if (s == -1 && PyErr_Occurred()) return -1;
-  if (overflow || s < -1) {
+  long long s;
+  int r = gdl_stream_arg(stream, &s);
+  if (r < 0) return -1;
+  if (r > 0) {
     PyErr_Format(PyExc_BufferError, "stream=%R is not a valid stream", stream);
     return -1;
   }

@@ -110,14 +110,10 @@ void* gdl_managed_from_object_checked(PyObject* obj, PyObject* max_version, int*
  * CPU ones. A raw capsule's data is ready on S: its maker says so. */
 static int stream_for_producer(PyObject* obj, PyObject* stream, const DLDevice* want, PyObject** arg,
                                intptr_t* id) {
-  if (!PyLong_Check(stream) || PyBool_Check(stream)) {
-    PyErr_Format(PyExc_TypeError, "stream must be None or an int, got %.200s", Py_TYPE(stream)->tp_name);
-    return -1;
-  }
-  int overflow;
-  long long s = PyLong_AsLongLongAndOverflow(stream, &overflow);
-  if (s == -1 && PyErr_Occurred()) return -1;
-  if (overflow || s == 0 || s < -1) {
+  long long s;
+  int r = gdl_stream_arg(stream, &s);
+  if (r < 0) return -1;
+  if (r > 0 || s == 0) {
     PyErr_SetString(PyExc_ValueError, "stream=0, below -1 or beyond int64 is not a stream; use 1, 2, -1 or a stream handle");
     return -1;
   }
