@@ -1,8 +1,8 @@
 /* Devices on the Python side: parsing (type, id) tuples and stream
  * arguments, and the Device named tuple that Tensor.device returns. The
- * class is made by each module
- * that links this layer (no import of the godlpack package, which would load
- * a second Go runtime into a user's extension). */
+ * class is made by each module that links this layer (no import of the
+ * godlpack package, which would load a second Go runtime into a user's
+ * extension). */
 #include "base.h"
 
 static PyObject* device_cls; /* the Device class, made at init */
