@@ -718,23 +718,23 @@ def test_torch_from_dlpack_godlpack_tensor():
 # --- documentation and other compilers -----------------------------------------------------
 
 
-def _readme_c_block() -> str:
+def _doc_c_block() -> str:
     """The first ```c block under a heading containing "C API" (falling back
-    to the first ```c block of README.md)."""
-    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    to the first ```c block) of docs/c-api.md."""
+    text = open(os.path.join(ROOT, "docs", "c-api.md"), encoding="utf-8").read()
     blocks = re.compile(r"^```c[ \t]*\n(.*?)^```", re.M | re.S)
     m = re.search(r"^#+[^\n]*C API[^\n]*$", text, re.M)
     found = blocks.search(text, m.end()) if m else None
     if found is None:
         found = blocks.search(text)
-    assert found is not None, "README.md has no ```c block"
+    assert found is not None, "docs/c-api.md has no ```c block"
     return found.group(1)
 
 
-def test_readme_c_example_compiles(tmp_path):
-    code = _readme_c_block()
+def test_doc_c_example_compiles(tmp_path):
+    code = _doc_c_block()
     assert "godlpack" in code
-    src = tmp_path / "readme_example.c"
+    src = tmp_path / "c_api_example.c"
     src.write_text(code)
     r = subprocess.run(
         [
@@ -752,7 +752,7 @@ def test_readme_c_example_compiles(tmp_path):
         capture_output=True,
         text=True,
     )
-    assert r.returncode == 0, f"README's C example does not compile:\n{r.stderr}"
+    assert r.returncode == 0, f"docs/c-api.md's C example does not compile:\n{r.stderr}"
 
 
 def test_header_compiles_as_cxx(tmp_path):
