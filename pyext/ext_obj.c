@@ -36,14 +36,31 @@ PyObject* gdl_obj_new(int cls, uintptr_t h) {
   return (PyObject*)o;
 }
 
+int gdl_is_obj(int cls, PyObject* obj) { return gdl_class_types[cls] != NULL && Py_TYPE(obj) == gdl_class_types[cls]; }
+
 /* An argument of a class parameter: exactly an object of that class. */
 int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
   int cls = fn->cls[i];
-  if (gdl_class_types[cls] == NULL || Py_TYPE(obj) != gdl_class_types[cls]) {
+  if (!gdl_is_obj(cls, obj)) {
     PyErr_Format(PyExc_TypeError, "%s() argument %d must be %s, not %.200s", fn->name, i + 1, gdl_class_name(cls),
                  Py_TYPE(obj)->tp_name);
     return -1;
   }
   v->i = (int64_t)((gdl_obj*)obj)->handle;
   return 0;
+}
+
+PyObject* gdl_exc_types[GDL_MAX_EXCEPTIONS];
+
+void gdl_ext_raise(int kind, const char* err) {
+  if (kind >= GDL_ERR_EXC && kind < GDL_ERR_EXC + GDL_MAX_EXCEPTIONS && gdl_exc_types[kind - GDL_ERR_EXC] != NULL) {
+    PyErr_SetString(gdl_exc_types[kind - GDL_ERR_EXC], err);
+    return;
+  }
+  switch (kind) {
+    case GDL_ERR_INDEX: PyErr_SetString(PyExc_IndexError, err); return;
+    case GDL_ERR_KEY: PyErr_SetString(PyExc_KeyError, err); return;
+    case GDL_ERR_STOP: PyErr_SetNone(PyExc_StopIteration); return;
+  }
+  gdl_raise_go(kind >= GDL_ERR_INDEX ? GDL_ERR_RUNTIME : kind, err);
 }

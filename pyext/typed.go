@@ -152,6 +152,14 @@ func resOf[R any]() (resConv[R], error) {
 			v.i = C.int64_t(as[int64](x))
 			return nil
 		}}, nil
+	case bool:
+		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
+			v.i = 0
+			if as[bool](x) {
+				v.i = 1
+			}
+			return nil
+		}}, nil
 	}
 	return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, in []C.gdl_value) error {
 		var spans []span
