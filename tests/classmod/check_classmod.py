@@ -363,3 +363,15 @@ def test_no_references_leak_through_the_protocols():
         except ValueError:
             pass
     assert sys.getrefcount(v) == n_v and sys.getrefcount(key) == n_key
+
+
+def test_equal_and_hash_by_value_of_a_comparable_go_type():
+    from collections.abc import Hashable
+
+    a, b, c = classmod.Key("a", 1, 0.0), classmod.Key("a", 1, -0.0), classmod.Key("a", 2, 0.0)
+    assert a == b and not a != b and a != c and a != classmod.Key("b", 1, 0.0)
+    assert isinstance(a, Hashable) and hash(a) == hash(b)
+    assert len({a, b, c, classmod.Key("a", 2, 0.0)}) == 2 and {a: 1}[b] == 1
+    assert a != "a" and a.__eq__(1) is NotImplemented
+    nan = classmod.Key("n", 0, float("nan"))
+    assert nan != nan  # as Go's == (and Python's float) says

@@ -78,7 +78,8 @@ var module = pyext.NewModule("classmod", "Class features of pyext under test.").
 	Exception(notFound).
 	Class(vecClass).
 	Class(pointClass).
-	Class(bareClass)
+	Class(bareClass).
+	Class(keyClass)
 
 // ---- a sequence class: Vec ------------------------------------------------------
 
@@ -206,6 +207,19 @@ func (p *Point) String() string      { return fmt.Sprintf("Point(%d, %d)", p.X, 
 type Bare struct{}
 
 var bareClass = pyext.NewClass[Bare]("Bare", "Bare()\n--\n\nNothing declared.").Init(pyext.Func0(func() *Bare { return &Bare{} }))
+
+// Key compares and hashes by value (EqualByValue): T is comparable.
+type Key struct {
+	Name string
+	N    int
+	F    float64
+	tag  [2]bool
+	any  any
+}
+
+var keyClass = pyext.NewClass[Key]("Key", "Key(name, n, f)\n--\n\nA value key.").
+	Init(pyext.Func3(func(name string, n int, f float64) *Key { return &Key{Name: name, N: n, F: f, any: n % 2} })).
+	EqualByValue()
 
 // ---- custom exceptions -----------------------------------------------------------
 
