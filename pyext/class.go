@@ -49,7 +49,8 @@ import (
 // (<, >, <=, >= from Less) and hash(); Equal without Hash makes the objects
 // unhashable, as in Python. Other protocols are declared with WeakRef,
 // StaticMethod, ClassMethod, Len, GetItem, SetItem, DelItem, Contains,
-// Iter, Context and Call (special.go; docs/classes.md). Objects pickle when *T is an
+// Iter, Context, Call, EqualByValue and Subclassable (special.go;
+// docs/classes.md). Objects pickle when *T is an
 // encoding.BinaryMarshaler and encoding.BinaryUnmarshaler (unpickled by the
 // module's own _rebuild_object, into a new(T)); otherwise pickling raises
 // TypeError.
@@ -72,6 +73,7 @@ type classInfo struct {
 	iterElem   reflect.Type
 	weakref    bool
 	unhashable bool
+	basetype   bool
 }
 
 type propInfo struct {
@@ -263,6 +265,9 @@ func (ci *classInfo) cClass() *C.gdl_class {
 	}
 	if ci.unhashable {
 		c.unhashable = 1
+	}
+	if ci.basetype {
+		c.basetype = 1
 	}
 	ci.cSpecials(c) // special.go
 	c.nmethods = C.int(len(ci.methods))

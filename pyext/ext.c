@@ -553,6 +553,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
     a.how[i] = ARG_NONE;
   }
   if (off && gdl_obj_arg(fn, 0, self, &a.v[0]) < 0) {
+    if (gdl_is_obj(fn->cls[0], self)) return NULL; /* of the class, but holding no Go value */
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "descriptor '%s' for '%s' objects doesn't apply to a '%.200s' object",
                  gdl_short_name(fn->name), gdl_class_name(fn->cls[0]), Py_TYPE(self)->tp_name);

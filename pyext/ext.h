@@ -142,6 +142,7 @@ typedef struct {
   gdl_special* specials;
   int weakref;    /* objects take weak references */
   int unhashable; /* __eq__ without __hash__: __hash__ is None */
+  int basetype;   /* Python classes may subclass it (pyext's Subclassable) */
 } gdl_class;
 
 #endif

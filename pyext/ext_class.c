@@ -172,7 +172,15 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
     return NULL;
   }
   PyObject* self = args[0];
-  if (sp->kind == GDL_M_CLASS) return gdl_call_fn(fn, NULL, args + 1, nargs - 1, kwnames);
+  if (sp->kind == GDL_M_CLASS) {
+    PyObject* r = gdl_call_fn(fn, NULL, args + 1, nargs - 1, kwnames);
+    int cls = fn->nresults == 1 && fn->kinds[0] == GDL_V_OBJ ? fn->rcls[0] : -1;
+    /* a *T for Sub.m(...), Sub a Python subclass: an object of Sub */
+    if (r != NULL && cls >= 0 && PyType_Check(self) && Py_TYPE(r) == gdl_class_types[cls] &&
+        PyType_IsSubtype((PyTypeObject*)self, Py_TYPE(r)))
+      return gdl_obj_retype(r, (PyTypeObject*)self);
+    return r;
+  }
   if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
     PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", sp->name);
     return NULL;
@@ -290,9 +298,12 @@ static void obj_dealloc(PyObject* self) {
   Py_DECREF(tp);
 }
 
+/* The Go class of type: its own, or the nearest base's for a Python subclass. */
 static const gdl_class* class_of_type(PyTypeObject* type, const gdl_class* const* classes, int n) {
-  for (int i = 0; i < n; i++) {
-    if (gdl_class_types[classes[i]->id] == type) return classes[i];
+  for (PyTypeObject* t = type; t != NULL; t = t->tp_base) {
+    for (int i = 0; i < n; i++) {
+      if (gdl_class_types[classes[i]->id] == t) return classes[i];
+    }
   }
   return NULL;
 }
@@ -301,12 +312,8 @@ static const gdl_class* class_of_type(PyTypeObject* type, const gdl_class* const
 static const gdl_class* all_classes[GDL_MAX_CLASSES];
 static int nall_classes;
 
-static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
-  const gdl_class* c = class_of_type(type, all_classes, nall_classes);
-  if (c == NULL || c->ctor == NULL) {
-    PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
-    return NULL;
-  }
+/* Calls class c's constructor with a call's args and kwds: a new object. */
+static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
   Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwds ? PyDict_GET_SIZE(kwds) : 0;
   if (nkw == 0) return gdl_call_fn(c->ctor, NULL, &PyTuple_GET_ITEM(args, 0), nargs, NULL);
   PyObject* argv[2 * GDL_MAX_PARAMS + 1];
@@ -328,6 +335,40 @@ static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) 
   return r;
 }
 
+/* Cls(...) makes the Go value; a Python subclass's object starts empty and
+ * gets it from the Go class's __init__ (obj_tp_init), as super().__init__(...)
+ * calls it. */
+static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  const gdl_class* c = class_of_type(type, all_classes, nall_classes);
+  if (c == NULL || c->ctor == NULL) {
+    PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
+    return NULL;
+  }
+  if (type == gdl_class_types[c->id]) return call_ctor(c, args, kwds);
+  gdl_obj* o = (gdl_obj*)type->tp_alloc(type, 0); /* handle 0 until __init__ */
+  if (o != NULL) o->cls = c->id;
+  return (PyObject*)o;
+}
+
+/* __init__ of a Go class: nothing for its own objects (Cls(...) made the
+ * value); for an object of a Python subclass, the constructor's value, once. */
+static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
+  gdl_obj* o = (gdl_obj*)self;
+  const gdl_class* c = class_of_type(Py_TYPE(self), all_classes, nall_classes);
+  if (c == NULL || Py_TYPE(self) == gdl_class_types[c->id]) return 0;
+  if (o->handle != 0) {
+    PyErr_Format(PyExc_RuntimeError, "%s.__init__: the %.200s object holds its Go value already", c->name,
+                 Py_TYPE(self)->tp_name);
+    return -1;
+  }
+  PyObject* r = call_ctor(c, args, kwds);
+  if (r == NULL) return -1;
+  o->handle = ((gdl_obj*)r)->handle;
+  ((gdl_obj*)r)->handle = 0;
+  Py_DECREF(r);
+  return 0;
+}
+
 static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
   gdl_obj* o = (gdl_obj*)self;
   const gdl_class* c = NULL;
@@ -338,6 +379,11 @@ static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
     PyErr_Format(PyExc_TypeError,
                  "cannot pickle '%.200s' object: its Go type is no encoding.BinaryMarshaler and BinaryUnmarshaler",
                  Py_TYPE(self)->tp_name);
+    return NULL;
+  }
+  if (o->handle == 0) {
+    PyErr_Format(PyExc_TypeError, "cannot pickle '%.200s' object: it holds no Go value (its __init__ did not call %s.__init__)",
+                 Py_TYPE(self)->tp_name, c->name);
     return NULL;
   }
   if (!gdl_go_ready()) return NULL;
@@ -405,11 +451,12 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
   static PyMemberDef weak_members[] = {{"__weaklistoffset__", T_PYSSIZET, offsetof(gdl_obj, weaklist), READONLY, NULL},
                                        {NULL}};
   PyType_Slot slots[] = {{Py_tp_new, obj_tp_new},
+                         {Py_tp_init, obj_tp_init},
                          {Py_tp_dealloc, obj_dealloc},
                          {Py_tp_doc, (void*)c->doc},
                          {c->weakref ? Py_tp_members : 0, weak_members},
                          {0, NULL}};
-  PyType_Spec spec = {qual, sizeof(gdl_obj), 0, Py_TPFLAGS_DEFAULT, slots};
+  PyType_Spec spec = {qual, sizeof(gdl_obj), 0, Py_TPFLAGS_DEFAULT | (c->basetype ? Py_TPFLAGS_BASETYPE : 0), slots};
   PyObject* type = PyType_FromModuleAndSpec(m, &spec, NULL);
   if (type == NULL) return -1;
   if (c->ctor != NULL && gdl_fn_intern_names(c->ctor) < 0) goto fail;

@@ -42,6 +42,8 @@ void gdl_ext_raise(int kind, const char* err);
 extern PyObject* gdl_exc_types[GDL_MAX_EXCEPTIONS];
 /* Whether obj is an object of class cls (or of a subclass). */
 int gdl_is_obj(int cls, PyObject* obj);
+/* Moves the Go value of r (consumed) into a new object of type, a subclass. */
+PyObject* gdl_obj_retype(PyObject* r, PyTypeObject* type);
 /* Argument i of fn, a class parameter: exactly an object of that class. */
 int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v);
 

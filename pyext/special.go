@@ -43,6 +43,15 @@ func (ci *classInfo) special(name string) *specialInfo {
 // #[pyclass(weakref)], nanobind's nb::is_weak_referenceable().
 func (c *Class[T]) WeakRef() *Class[T] { c.info.weakref = true; return c }
 
+// Subclassable lets Python classes subclass this one (class MyIndex(Index)):
+// the Go value lives in the instance, made by the Go class's __init__, which
+// the subclass's __init__ calls as super().__init__(...) (a subclass
+// without __init__ inherits it). Methods of an instance whose __init__ did
+// not raise TypeError. A *T result is an object of the Go class itself,
+// except from a ClassMethod called on the subclass. PyO3's
+// #[pyclass(subclass)]; nanobind's classes are subclassable by default.
+func (c *Class[T]) Subclassable() *Class[T] { c.info.basetype = true; return c }
+
 // StaticMethod adds fn, a function with no receiver, as the static method
 // name: Index.name(...) or index.name(...). opts as for Def.
 func (c *Class[T]) StaticMethod(name string, fn any, doc string, opts ...Option) *Class[T] {

@@ -375,3 +375,82 @@ def test_equal_and_hash_by_value_of_a_comparable_go_type():
     assert a != "a" and a.__eq__(1) is NotImplemented
     nan = classmod.Key("n", 0, float("nan"))
     assert nan != nan  # as Go's == (and Python's float) says
+
+
+# ---- subclassing from Python ---------------------------------------------------------------
+
+class Labelled(classmod.Vec):
+    def __init__(self, n, label):
+        super().__init__(n)
+        self.label = label
+
+    def total(self):
+        return sum(self)
+
+
+def test_a_python_subclass_holds_the_go_value_made_by_super_init():
+    import pickle
+    import weakref
+
+    v = Labelled(3, "x")
+    assert isinstance(v, classmod.Vec) and type(v) is Labelled and v.label == "x"
+    v[0] = 2.0
+    v.append(1.0)
+    assert len(v) == 4 and v.total() == 3.0 and list(v) == [2.0, 0.0, 0.0, 1.0]
+    u = classmod.Vec(0)
+    for x in (2.0, 0.0, 0.0, 1.0):
+        u.append(x)
+    assert classmod.Vec.dot(v, v) == 5.0 and v == u and u == v and hash(v) == hash(u)
+    assert v != classmod.Vec(4) and v > classmod.Vec(4) and v < classmod.Vec.filled(4, 3.0)
+    assert str(v) == "[2 0 0 1]" and repr(v) == "classmod.Vec(4)"
+    with v as same:
+        assert same is v
+    w = v(2.0)
+    assert type(w) is classmod.Vec and str(w) == "[4 0 0 2]"  # a *T result: the Go class's own object
+    r = weakref.ref(v)
+    v.cycle = v  # through the subclass's __dict__: the collector frees it
+    del v, same
+    gc.collect()
+    assert r() is None
+    with pytest.raises(TypeError, match="cannot pickle"):
+        pickle.dumps(Labelled(1, "y"))
+
+
+def test_a_subclass_without_init_inherits_the_go_one_and_class_methods_make_it():
+    class Plain(classmod.Vec):
+        pass
+
+    p = Plain(2)
+    assert type(p) is Plain and len(p) == 2
+    q = Plain.filled(3, v=2.0)
+    assert type(q) is Plain and str(q) == "[2 2 2]"
+    with pytest.raises(ValueError, match="Vec: n must be >= 0, got -1"):
+        Plain(-1)
+    with pytest.raises(TypeError, match="missing required argument 'n'"):
+        Plain()
+
+
+def test_a_subclass_whose_init_skips_super_holds_nothing_and_says_so():
+    class Forgot(classmod.Vec):
+        def __init__(self):
+            pass
+
+    f = Forgot()
+    with pytest.raises(TypeError, match=r"holds no Go value: its __init__ must call classmod.Vec.__init__"):
+        len(f)
+    with pytest.raises(TypeError, match="holds no Go value"):
+        f.append(1.0)
+    with pytest.raises(TypeError, match="holds no Go value"):
+        classmod.Vec.dot(f, classmod.Vec(1))
+    with pytest.raises(TypeError, match="holds no Go value"):
+        f[0]
+    classmod.Vec.__init__(f, 2)  # late, but it works
+    assert len(f) == 2
+    with pytest.raises(RuntimeError, match="holds its Go value already"):
+        classmod.Vec.__init__(f, 3)
+
+
+def test_classes_are_final_unless_subclassable():
+    with pytest.raises(TypeError, match="is not an acceptable base type"):
+        class Sub(classmod.Bare):
+            pass

@@ -94,6 +94,7 @@ type Vec struct {
 var vecClass = pyext.NewClass[Vec]("Vec", "Vec(n)\n--\n\nA vector of n zeros.").
 	Init(pyext.FuncE1(newVec), pyext.Args("n")).
 	WeakRef().
+	Subclassable().
 	Method("append", pyext.Proc2((*Vec).Append), "append(x)\n--\n\nAppends x.").
 	Method("entered", pyext.Func1(func(v *Vec) int { return v.entered }), "entered()\n--\n\nHow many with blocks began.").
 	Method("exits", pyext.Func1(func(v *Vec) string { return fmt.Sprint(v.exits) }), "exits()\n--\n\nThe raised flag of each with block's end.").
