@@ -454,3 +454,36 @@ def test_classes_are_final_unless_subclassable():
     with pytest.raises(TypeError, match="is not an acceptable base type"):
         class Sub(classmod.Bare):
             pass
+
+
+def test_protocols_from_many_threads():
+    import threading
+
+    v = classmod.Vec.filled(50, 1.0)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(20):
+                assert sum(v) == 50.0 and v[-1] == 1.0 and len(v) == 50 and 1.0 in v
+                it = iter(v)
+                next(it)  # freed unfinished, on this thread
+                with v:
+                    pass
+                assert v == classmod.Vec.filled(50, 1.0)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    its = [iter(v) for _ in range(3)]
+    for it in its:
+        next(it)
+    t = threading.Thread(target=its.clear)  # unfinished iterators freed on another thread
+    t.start()
+    t.join()
+    assert its == []
