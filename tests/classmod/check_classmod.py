@@ -36,6 +36,15 @@ def test_three_and_six_parameter_typed_functions_match_reflection():
     assert classmod.add8(1, 2, 3, 4, 5, 6, 7, 8) == 36
 
 
+def test_a_typed_method_of_six_parameters():
+    v = classmod.Vec(6)
+    assert v.fill6(1, 2, 3, 4, 5, 6.5) == 21.5 and list(v) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.5]
+    with pytest.raises(IndexError, match="^fill6: 2 values, want 6$"):
+        classmod.Vec(2).fill6(1, 2, 3, 4, 5, 6)
+    with pytest.raises(TypeError, match=r"Vec.fill6\(\) argument 6 must be float, not str"):
+        v.fill6(1, 2, 3, 4, 5, "x")
+
+
 def test_typed_arguments_are_checked_and_named_like_reflection():
     x = np.arange(4.0)
     for f in (classmod.mix6, classmod.mix6_refl):

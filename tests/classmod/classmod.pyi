@@ -36,6 +36,8 @@ class Vec:
         ""
     def append(self, x: float, /) -> None:
         "Appends x."
+    def fill6(self, a: float, b: float, c: float, d: float, e: float, f: float, /) -> float:
+        "The first six values; their sum."
     def entered(self) -> int:
         "How many with blocks began."
     def exits(self) -> str:

@@ -96,6 +96,7 @@ var vecClass = pyext.NewClass[Vec]("Vec", "Vec(n)\n--\n\nA vector of n zeros.").
 	WeakRef().
 	Subclassable().
 	Method("append", pyext.Proc2((*Vec).Append), "append(x)\n--\n\nAppends x.").
+	Method("fill6", pyext.FuncE7((*Vec).Fill6), "fill6(a, b, c, d, e, f)\n--\n\nThe first six values; their sum.").
 	Method("entered", pyext.Func1(func(v *Vec) int { return v.entered }), "entered()\n--\n\nHow many with blocks began.").
 	Method("exits", pyext.Func1(func(v *Vec) string { return fmt.Sprint(v.exits) }), "exits()\n--\n\nThe raised flag of each with block's end.").
 	StaticMethod("dot", pyext.Func2(dot), "dot(a, b)\n--\n\nThe dot product of two Vecs.").
@@ -131,6 +132,15 @@ func dot(a, b *Vec) float64 {
 		s += a.data[i] * b.data[i]
 	}
 	return s
+}
+
+// Fill6 sets the first six values (a typed method of six parameters, FuncE7).
+func (v *Vec) Fill6(a, b, c, d, e, f float64) (float64, error) {
+	if len(v.data) < 6 {
+		return 0, &pyext.IndexError{Msg: fmt.Sprintf("fill6: %d values, want 6", len(v.data))}
+	}
+	copy(v.data, []float64{a, b, c, d, e, f})
+	return a + b + c + d + e + f, nil
 }
 
 func (v *Vec) Append(x float64)     { v.data = append(v.data, x) }
