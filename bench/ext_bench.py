@@ -133,6 +133,20 @@ def _loop_kw(f, a, n):
     return time.perf_counter_ns() - t0
 
 
+def _loop3(f, a, n):
+    t0 = time.perf_counter_ns()
+    for _ in itertools.repeat(None, n):
+        f(a, a, a)
+    return time.perf_counter_ns() - t0
+
+
+def _loop6(f, a, n):
+    t0 = time.perf_counter_ns()
+    for _ in itertools.repeat(None, n):
+        f(a, a, a, a, a, a)
+    return time.perf_counter_ns() - t0
+
+
 def _loop_sum_method(o, a, n):
     t0 = time.perf_counter_ns()
     for _ in itertools.repeat(None, n):
@@ -212,11 +226,14 @@ def cells_main(sizes):
             continue
         cells += [Cell((lib, "noop"), 0, m.noop, nargs=0), Cell((lib, "fid"), 0, m.fid, 1.0)]
         # keyword arguments, kw(1.0, b=2.0); methods of a class, obj.fid(1.0)
+        cells += [Cell((lib, "add3"), 0, m.add3, 1.0, loop=_loop3), Cell((lib, "add6"), 0, m.add6, 1.0, loop=_loop6)]
         cells += [Cell((lib, "kw"), 0, m.kw, 1.0, loop=_loop_kw),
                   Cell((lib, "method_fid"), 0, m.Acc(), 1.0, loop=_loop_fid_method)]
         if lib == "godlpack":
             cells += [Cell((lib, "noop_typed"), 0, m.noop_typed, nargs=0), Cell((lib, "fid_typed"), 0, m.fid_typed, 1.0),
-                      Cell((lib, "kw_typed"), 0, m.kw_typed, 1.0, loop=_loop_kw)]
+                      Cell((lib, "kw_typed"), 0, m.kw_typed, 1.0, loop=_loop_kw),
+                      Cell((lib, "add3_typed"), 0, m.add3_typed, 1.0, loop=_loop3),
+                      Cell((lib, "add6_typed"), 0, m.add6_typed, 1.0, loop=_loop6)]
     cells.append(Cell(("godlpack", "raw_go_noop"), 0, gosum.raw_go_noop, nargs=0))
     for n in sizes:
         x = np.ones(n, np.float64)
@@ -244,6 +261,9 @@ def cells_main(sizes):
             assert c.f(c.arg, b=2.0) == 3.0 and c.f(c.arg) == 2.0, c.key
         elif c.key[1] == "method_fid":
             assert c.f.fid(c.arg) == c.arg, c.key
+        elif c.key[1].startswith("add"):
+            n = int(c.key[1][3])
+            assert c.f(*[c.arg] * n) == n * c.arg, c.key
         elif "sum" in c.key[1]:
             assert c.f(c.arg) == float(c.size), c.key
     return cells
@@ -290,6 +310,8 @@ LABELS = {
     "raw_dlr_sum": "  + both (as pyext)", "raw_buf_sum": "C buffer protocol + 1 cgo sum",
     "x.__dlpack__": "x.__dlpack__(max_version) alone", "slice sum": "SumSlice(go.Slice_float64(x))",
     "gopydl sum": "Sum(gopydl.to_go(x))",
+    "add3": "add3(1.0, 1.0, 1.0) -> float", "add3_typed": "add3(...), pyext.Func3 (generated)",
+    "add6": "add6(1.0 x 6) -> float", "add6_typed": "add6(...), pyext.Func6 (generated)",
     "kw": "kw(1.0, b=2.0), pyext.Args", "kw_typed": "kw(1.0, b=2.0), Func2 + Args",
     "method_fid": "obj.fid(1.0), class method, Func2", "method_sum": "obj.sum(x), class method, Func2",
     "method_sum_r": "obj.sum(x), class method, reflection",
@@ -310,7 +332,8 @@ def table(rows, gopy_rows, gopy_note, rounds):
     def cell(r):
         return f"{fmt_ns(r['median'])} [{fmt_ns(r['p25'])}-{fmt_ns(r['p75'])}]" if r else "-"
 
-    for fn, szs in (("noop", [0]), ("noop_typed", [0]), ("fid", [0]), ("fid_typed", [0]), ("sum", sizes),
+    for fn, szs in (("noop", [0]), ("noop_typed", [0]), ("fid", [0]), ("fid_typed", [0]), ("add3", [0]),
+                    ("add3_typed", [0]), ("add6", [0]), ("add6_typed", [0]), ("sum", sizes),
                     ("sum_typed", sizes), ("sum_nogil", sizes), ("touch", sizes), ("touch_typed", sizes),
                     ("ndim", sizes), ("ndim_typed", sizes), ("rows3", sizes), ("sum_conv", sizes), ("kw", [0]),
                     ("kw_typed", [0]), ("method_fid", [0]), ("method_sum", sizes), ("method_sum_r", sizes)):

@@ -42,8 +42,15 @@ import (
 // they are defined with ReleaseGIL: then several Python threads may run
 // methods of one object at once, and T must be safe for that (a mutex).
 //
-// repr() is T's String() when *T is a fmt.Stringer, otherwise Python's
-// default (<vecmath.Index object at 0x...>). Objects pickle when *T is an
+// repr() is *T's GoString() when *T is a fmt.GoStringer, str() its
+// String() when it is a fmt.Stringer; String alone serves both (otherwise
+// Python's default, <vecmath.Index object at 0x...>). *T's methods
+// Equal(*T) bool, Less(*T) bool and Hash() uint64 are ==/!=, the ordering
+// (<, >, <=, >= from Less) and hash(); Equal without Hash makes the objects
+// unhashable, as in Python. Other protocols are declared with WeakRef,
+// StaticMethod, ClassMethod, Len, GetItem, SetItem, DelItem, Contains,
+// Iter, Context, Call, EqualByValue and Subclassable (special.go;
+// docs/classes.md). Objects pickle when *T is an
 // encoding.BinaryMarshaler and encoding.BinaryUnmarshaler (unpickled by the
 // module's own _rebuild_object, into a new(T)); otherwise pickling raises
 // TypeError.
@@ -59,6 +66,14 @@ type classInfo struct {
 	pickle    bool
 	err       error
 	c         *C.gdl_class
+	// special.go: special methods, Len (for item access), WeakRef, and
+	// whether __hash__ is None (Equal without Hash).
+	specials   []specialInfo
+	length     *goFunc
+	iterElem   reflect.Type
+	weakref    bool
+	unhashable bool
+	basetype   bool
 }
 
 type propInfo struct {
@@ -109,13 +124,23 @@ func NewClass[T any](name, doc string) *Class[T] {
 		classes.byType[ptr] = ci
 	}
 	classes.Unlock()
-	if ci.err == nil && ptr.Implements(stringerType) {
-		repr := func(p *T) string { return any(p).(fmt.Stringer).String() }
-		if f, err := ci.method("__repr__", repr, "", nil); err == nil {
-			ci.methods = append(ci.methods, f)
-		} else {
-			ci.fail(err)
+	if ci.err == nil {
+		// repr() is GoString, str() String; String alone is both.
+		var p *T
+		gs, isGo := any(p).(fmt.GoStringer)
+		_, isStr := any(p).(fmt.Stringer)
+		_ = gs
+		if isGo {
+			ci.methods = append(ci.methods, ci.mustMethod("__repr__", Func1(func(p *T) string { return any(p).(fmt.GoStringer).GoString() })))
 		}
+		if isStr {
+			name := "__repr__"
+			if isGo {
+				name = "__str__"
+			}
+			ci.methods = append(ci.methods, ci.mustMethod(name, Func1(func(p *T) string { return any(p).(fmt.Stringer).String() })))
+		}
+		compare[T](ci) // special.go: Equal, Less, Hash
 	}
 	return &Class[T]{ci}
 }
@@ -208,6 +233,11 @@ type ClassDef interface{ classInfo() *classInfo }
 // Class adds the class c to the module, as <module>.<name>.
 func (m *Module) Class(c ClassDef) *Module {
 	ci := c.classInfo()
+	for _, s := range ci.specials {
+		if (s.kind == C.GDL_M_GETITEM || s.kind == C.GDL_M_SETITEM || s.kind == C.GDL_M_DELITEM) && ci.length == nil {
+			ci.fail(fmt.Errorf("%s needs Len (for negative indices and the range check)", s.name))
+		}
+	}
 	if ci.err != nil && m.err == nil {
 		m.err = fmt.Errorf("%s: %w", m.name, ci.err)
 	}
@@ -230,6 +260,16 @@ func (ci *classInfo) cClass() *C.gdl_class {
 	if ci.pickle {
 		c.pickle = 1
 	}
+	if ci.weakref {
+		c.weakref = 1
+	}
+	if ci.unhashable {
+		c.unhashable = 1
+	}
+	if ci.basetype {
+		c.basetype = 1
+	}
+	ci.cSpecials(c) // special.go
 	c.nmethods = C.int(len(ci.methods))
 	if len(ci.methods) > 0 {
 		c.methods = (**C.gdl_fn)(C.calloc(C.size_t(len(ci.methods)), C.size_t(unsafe.Sizeof(uintptr(0)))))
@@ -305,6 +345,9 @@ func objResult(t reflect.Type) result {
 
 //export gdlpyDropHandle
 func gdlpyDropHandle(h C.uintptr_t) {
+	if d, ok := cgo.Handle(h).Value().(dropper); ok { // a Go iterator: stop it (special.go)
+		d.drop()
+	}
 	cgo.Handle(h).Delete()
 	live.Add(-1)
 }

@@ -24,17 +24,27 @@ type (
 	ValueError struct{ Msg string }
 	// RuntimeError: anything else that went wrong.
 	RuntimeError struct{ Msg string }
+	// IndexError: an index out of range (a class's GetItem does the range
+	// check itself).
+	IndexError struct{ Msg string }
+	// KeyError: a key not found.
+	KeyError struct{ Msg string }
 )
 
 func (e *BufferError) Error() string  { return e.Msg }
 func (e *TypeError) Error() string    { return e.Msg }
 func (e *ValueError) Error() string   { return e.Msg }
 func (e *RuntimeError) Error() string { return e.Msg }
+func (e *IndexError) Error() string   { return e.Msg }
+func (e *KeyError) Error() string     { return e.Msg }
 
 // putError writes msg for C (base.PutError with cgo's types).
 func putError(buf *C.char, n C.int, msg string) { base.PutError(unsafe.Pointer(buf), int(n), msg) }
 
 func pyErrKind(err error) C.int {
+	if k, ok := customKind(err); ok { // exceptions.go
+		return k
+	}
 	var (
 		b *BufferError
 		t *TypeError
@@ -50,6 +60,12 @@ func pyErrKind(err error) C.int {
 		return C.GDL_ERR_VALUE
 	case errors.As(err, &r):
 		return C.GDL_ERR_RUNTIME
+	case errors.As(err, new(*IndexError)):
+		return C.GDL_ERR_INDEX
+	case errors.As(err, new(*KeyError)):
+		return C.GDL_ERR_KEY
+	case errors.Is(err, errStop):
+		return C.GDL_ERR_STOP
 	}
 	return C.int(base.Kind(err))
 }

@@ -467,6 +467,63 @@ static int bind(const gdl_fn* fn, int off, PyObject* const* args, Py_ssize_t nar
   return 0;
 }
 
+/* Calls Go with the converted arguments a, then lets go of them and builds
+ * the results. */
+static PyObject* go_call(const gdl_fn* fn, call_args* a) {
+  gdl_value out[GDL_MAX_RESULTS]; /* Go writes each result's fields before counting it in nout */
+  char err[1024];
+  int nout = 0, kind;
+  if (!gdl_go_ready()) {
+    free_arrays(a, fn->nparams);
+    return NULL;
+  }
+  if (fn->release_gil) {
+    Py_BEGIN_ALLOW_THREADS kind = gdlpyCall(fn->id, a->v, fn->nparams, out, &nout, err, sizeof err);
+    Py_END_ALLOW_THREADS
+  } else {
+    kind = gdlpyCall(fn->id, a->v, fn->nparams, out, &nout, err, sizeof err);
+  }
+  for (int i = 0; i < fn->nparams; i++) {
+    if (a->how[i] == ARG_REQ) gdl_req_write_back(&a->v[i]); /* pyext.ConvertWriteBack */
+  }
+  free_arrays(a, fn->nparams); /* arrays stay alive until the call returns */
+  if (kind != GDL_ERR_NONE) {
+    drop_results(fn, out, 0, nout);
+    if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
+    else gdl_ext_raise(kind, err);
+    return NULL;
+  }
+  if (nout == 0) Py_RETURN_NONE;
+  if (nout == 1) return result(fn, 0, &out[0]);
+  PyObject* tuple = PyTuple_New(nout);
+  if (tuple == NULL) {
+    drop_results(fn, out, 0, nout);
+    return NULL;
+  }
+  for (int i = 0; i < nout; i++) {
+    PyObject* o = result(fn, i, &out[i]); /* consumes out[i] either way */
+    if (o == NULL) {
+      drop_results(fn, out, i + 1, nout);
+      Py_DECREF(tuple);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(tuple, i, o);
+  }
+  return tuple;
+}
+
+
+/* Calls fn with in[0] = h: a Go handle, no Python argument to convert. */
+PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h) {
+  call_args a;
+  a.v[0].p = NULL;
+  a.v[0].data = NULL;
+  a.v[0].versioned = 0;
+  a.v[0].i = (int64_t)h;
+  a.how[0] = ARG_NONE;
+  return go_call(fn, &a);
+}
+
 /* Calls fn: self is the receiver of a method (NULL for a function), args
  * the Python arguments, vectorcall's way (nargs positional, then one per
  * name in kwnames). */
@@ -496,6 +553,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
     a.how[i] = ARG_NONE;
   }
   if (off && gdl_obj_arg(fn, 0, self, &a.v[0]) < 0) {
+    if (gdl_is_obj(fn->cls[0], self)) return NULL; /* of the class, but holding no Go value */
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "descriptor '%s' for '%s' objects doesn't apply to a '%.200s' object",
                  gdl_short_name(fn->name), gdl_class_name(fn->cls[0]), Py_TYPE(self)->tp_name);
@@ -511,46 +569,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
       return NULL;
     }
   }
-  gdl_value out[GDL_MAX_RESULTS]; /* Go writes each result's fields before counting it in nout */
-  char err[1024];
-  int nout = 0, kind;
-  if (!gdl_go_ready()) {
-    free_arrays(&a, fn->nparams);
-    return NULL;
-  }
-  if (fn->release_gil) {
-    Py_BEGIN_ALLOW_THREADS kind = gdlpyCall(fn->id, a.v, fn->nparams, out, &nout, err, sizeof err);
-    Py_END_ALLOW_THREADS
-  } else {
-    kind = gdlpyCall(fn->id, a.v, fn->nparams, out, &nout, err, sizeof err);
-  }
-  for (int i = 0; i < fn->nparams; i++) {
-    if (a.how[i] == ARG_REQ) gdl_req_write_back(&a.v[i]); /* pyext.ConvertWriteBack */
-  }
-  free_arrays(&a, fn->nparams); /* arrays stay alive until the call returns */
-  if (kind != GDL_ERR_NONE) {
-    drop_results(fn, out, 0, nout);
-    if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
-    else gdl_raise_go(kind, err);
-    return NULL;
-  }
-  if (nout == 0) Py_RETURN_NONE;
-  if (nout == 1) return result(fn, 0, &out[0]);
-  PyObject* tuple = PyTuple_New(nout);
-  if (tuple == NULL) {
-    drop_results(fn, out, 0, nout);
-    return NULL;
-  }
-  for (int i = 0; i < nout; i++) {
-    PyObject* o = result(fn, i, &out[i]); /* consumes out[i] either way */
-    if (o == NULL) {
-      drop_results(fn, out, i + 1, nout);
-      Py_DECREF(tuple);
-      return NULL;
-    }
-    PyTuple_SET_ITEM(tuple, i, o);
-  }
-  return tuple;
+  return go_call(fn, &a);
 }
 
 static PyObject* trampoline(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {

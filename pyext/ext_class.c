@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exchange.h"
+#include <structmember.h>
 #include "ext.h"
 #include "ext_parts.h"
 
@@ -16,7 +17,10 @@ typedef struct {
   vectorcallfunc vectorcall;
   const gdl_fn* fn;
   PyObject* owner; /* the class */
+  const gdl_special* sp; /* a special method (GDL_M_*), or NULL */
 } gdl_method;
+
+static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 
 static PyObject* method_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   const gdl_method* m = (const gdl_method*)callable;
@@ -52,9 +56,11 @@ static PyObject* method_text_signature(PyObject* self, void* closure) {
   const char* open = fn->doc ? strchr(fn->doc, '(') : NULL;
   const char* end = fn->doc ? strstr(fn->doc, ")\n--\n\n") : NULL;
   if (open == NULL || end == NULL || end < open) Py_RETURN_NONE;
-  if (end == open + 1) return PyUnicode_FromString("($self)");
+  const gdl_special* sp = ((gdl_method*)self)->sp;
+  const char* first = sp && sp->kind == GDL_M_STATIC ? "" : sp && sp->kind == GDL_M_CLASS ? "$cls" : "$self";
+  if (end == open + 1) return PyUnicode_FromFormat("(%s)", first);
   PyObject* args = PyUnicode_FromStringAndSize(open + 1, end - open - 1);
-  PyObject* sig = args ? PyUnicode_FromFormat("($self, %U)", args) : NULL;
+  PyObject* sig = args ? PyUnicode_FromFormat(*first ? "(%s, %U)" : "(%s%U)", first, args) : NULL;
   Py_XDECREF(args);
   return sig;
 }
@@ -92,6 +98,180 @@ static PyTypeObject method_type = {
     .tp_getset = method_getset,
 };
 
+/* ---- special methods (class.go's builders) ---------------------------------- */
+
+/* An iterator over a Go iter.Seq: its pull state's handle, the next
+ * function, and the object iterated (kept alive). */
+typedef struct {
+  PyObject_HEAD
+  uintptr_t handle;
+  const gdl_fn* next;
+  PyObject* owner;
+} gdl_iter;
+
+static PyObject* iter_next(PyObject* self) {
+  gdl_iter* it = (gdl_iter*)self;
+  if (it->handle == 0) return NULL;
+  PyObject* r = gdl_call_handle(it->next, it->handle);
+  if (r == NULL && PyErr_ExceptionMatches(PyExc_StopIteration)) {
+    PyErr_Clear(); /* done: no exception, as tp_iternext's protocol has it */
+    uintptr_t h = it->handle;
+    it->handle = 0; /* the Go iterator stops now, not when the object dies */
+    if (!gdl_forked()) gdlpyDropHandle(h);
+  }
+  return r;
+}
+
+static void iter_dealloc(PyObject* self) {
+  gdl_iter* it = (gdl_iter*)self;
+  if (it->handle != 0 && !gdl_forked()) gdlpyDropHandle(it->handle);
+  Py_XDECREF(it->owner);
+  PyObject_Free(self);
+}
+
+static PyTypeObject iter_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "godlpack.go_iterator",
+    .tp_basicsize = sizeof(gdl_iter),
+    .tp_dealloc = iter_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = iter_next,
+};
+
+/* The int index key of an item method, from the end when negative, checked
+ * against len (the aux function): a new int, or NULL with TypeError or IndexError. */
+static PyObject* item_index(const gdl_special* sp, PyObject* self, PyObject* key) {
+  const char* cls = Py_TYPE(self)->tp_name;
+  if (!PyIndex_Check(key)) {
+    PyErr_Format(PyExc_TypeError, "%.200s indices must be integers, not %.200s", cls, Py_TYPE(key)->tp_name);
+    return NULL;
+  }
+  Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+  if (i == -1 && PyErr_Occurred()) return NULL;
+  PyObject* n = gdl_call_fn(sp->aux, self, NULL, 0, NULL);
+  if (n == NULL) return NULL;
+  Py_ssize_t len = PyLong_AsSsize_t(n);
+  Py_DECREF(n);
+  if (len == -1 && PyErr_Occurred()) return NULL;
+  if (i < 0) i += len;
+  if (i < 0 || i >= len) {
+    PyErr_Format(PyExc_IndexError, "%.200s index out of range", cls);
+    return NULL;
+  }
+  return PyLong_FromSsize_t(i);
+}
+
+static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  const gdl_method* m = (const gdl_method*)callable;
+  const gdl_special* sp = m->sp;
+  const gdl_fn* fn = m->fn;
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (sp->kind == GDL_M_STATIC) return gdl_call_fn(fn, NULL, args, nargs, kwnames);
+  if (nargs < 1) {
+    PyErr_Format(PyExc_TypeError, "unbound method %s() needs an argument", fn->name);
+    return NULL;
+  }
+  PyObject* self = args[0];
+  if (sp->kind == GDL_M_CLASS) {
+    PyObject* r = gdl_call_fn(fn, NULL, args + 1, nargs - 1, kwnames);
+    int cls = fn->nresults == 1 && fn->kinds[0] == GDL_V_OBJ ? fn->rcls[0] : -1;
+    /* a *T for Sub.m(...), Sub a Python subclass: an object of Sub */
+    if (r != NULL && cls >= 0 && PyType_Check(self) && Py_TYPE(r) == gdl_class_types[cls] &&
+        PyType_IsSubtype((PyTypeObject*)self, Py_TYPE(r)))
+      return gdl_obj_retype(r, (PyTypeObject*)self);
+    return r;
+  }
+  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+    PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", sp->name);
+    return NULL;
+  }
+  int want = sp->kind == GDL_M_SETITEM ? 3 : sp->kind == GDL_M_EXIT ? 4 : sp->kind == GDL_M_ITER || sp->kind == GDL_M_ENTER ? 1 : 2;
+  if (nargs != want) {
+    PyErr_Format(PyExc_TypeError, "%s() takes %d arguments (%zd given)", sp->name, (int)want - 1, nargs - 1);
+    return NULL;
+  }
+  if (!gdl_is_obj(fn->cls[0], self)) return gdl_call_fn(fn, self, args + 1, nargs - 1, NULL); /* words the refusal */
+  switch (sp->kind) {
+    case GDL_M_GETITEM:
+    case GDL_M_SETITEM:
+    case GDL_M_DELITEM: {
+      PyObject* argv[2] = {item_index(sp, self, args[1]), nargs > 2 ? args[2] : NULL};
+      if (argv[0] == NULL) return NULL;
+      PyObject* r = gdl_call_fn(fn, self, argv, nargs - 1, NULL);
+      Py_DECREF(argv[0]);
+      return r;
+    }
+    case GDL_M_CMP: {
+      if (!gdl_is_obj(fn->cls[1], args[1])) Py_RETURN_NOTIMPLEMENTED;
+      PyObject* r = (sp->flags & GDL_CMP_SWAP) ? gdl_call_fn(fn, args[1], &self, 1, NULL) : gdl_call_fn(fn, self, args + 1, 1, NULL);
+      if (r == NULL || !(sp->flags & GDL_CMP_NEGATE)) return r;
+      int t = PyObject_IsTrue(r);
+      Py_DECREF(r);
+      return t < 0 ? NULL : PyBool_FromLong(!t);
+    }
+    case GDL_M_CONTAINS: {
+      PyObject* r = gdl_call_fn(fn, self, args + 1, 1, NULL);
+      if (r == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) { /* not of the element type: not in it */
+        PyErr_Clear();
+        Py_RETURN_FALSE;
+      }
+      return r;
+    }
+    case GDL_M_ITER: {
+      PyObject* h = gdl_call_fn(fn, self, NULL, 0, NULL); /* the pull state's handle */
+      if (h == NULL) return NULL;
+      uintptr_t handle = (uintptr_t)PyLong_AsUnsignedLongLong(h);
+      Py_DECREF(h);
+      if (PyErr_Occurred()) return NULL;
+      gdl_iter* it = PyObject_New(gdl_iter, &iter_type);
+      if (it == NULL) {
+        gdlpyDropHandle(handle);
+        return NULL;
+      }
+      it->handle = handle;
+      it->next = sp->aux;
+      it->owner = Py_NewRef(self);
+      return (PyObject*)it;
+    }
+    case GDL_M_ENTER: {
+      PyObject* r = gdl_call_fn(fn, self, NULL, 0, NULL);
+      if (r != Py_None || fn->nresults > 0) return r;
+      Py_DECREF(r);
+      return Py_NewRef(self);
+    }
+    case GDL_M_EXIT: {
+      PyObject* raised = PyBool_FromLong(args[1] != Py_None);
+      PyObject* r = gdl_call_fn(fn, self, &raised, fn->nparams - 1, NULL);
+      Py_DECREF(raised);
+      if (r == NULL) return NULL;
+      Py_DECREF(r);
+      Py_RETURN_FALSE; /* the exception, if any, goes on */
+    }
+  }
+  PyErr_SetString(PyExc_SystemError, "godlpack: unknown special method");
+  return NULL;
+}
+
+/* Adds class c's special method sp to type. */
+static int add_special(PyObject* type, const gdl_special* sp) {
+  if (gdl_fn_intern_names(sp->fn) < 0) return -1;
+  gdl_method* meth = PyObject_New(gdl_method, &method_type);
+  if (meth == NULL) return -1;
+  meth->vectorcall = special_call;
+  meth->fn = sp->fn;
+  meth->owner = Py_NewRef(type);
+  meth->sp = sp;
+  PyObject* attr = (PyObject*)meth;
+  if (sp->kind == GDL_M_STATIC) attr = PyStaticMethod_New(attr);
+  else if (sp->kind == GDL_M_CLASS) attr = PyClassMethod_New(attr);
+  else Py_INCREF(attr);
+  Py_DECREF(meth);
+  if (attr == NULL) return -1;
+  int r = PyObject_SetAttrString(type, sp->name, attr); /* updates the type's slots */
+  Py_DECREF(attr);
+  return r;
+}
+
 static PyObject* prop_get(PyObject* self, void* closure) { return gdl_call_fn(((gdl_prop*)closure)->get, self, NULL, 0, NULL); }
 
 static int prop_set(PyObject* self, PyObject* value, void* closure) {
@@ -111,15 +291,19 @@ static int prop_set(PyObject* self, PyObject* value, void* closure) {
 
 static void obj_dealloc(PyObject* self) {
   PyTypeObject* tp = Py_TYPE(self);
+  if (((gdl_obj*)self)->weaklist != NULL) PyObject_ClearWeakRefs(self);
   uintptr_t h = ((gdl_obj*)self)->handle;
   if (h != 0 && !gdl_forked()) gdlpyDropHandle(h); /* a forked child leaks it: Go is gone there */
   tp->tp_free(self);
   Py_DECREF(tp);
 }
 
+/* The Go class of type: its own, or the nearest base's for a Python subclass. */
 static const gdl_class* class_of_type(PyTypeObject* type, const gdl_class* const* classes, int n) {
-  for (int i = 0; i < n; i++) {
-    if (gdl_class_types[classes[i]->id] == type) return classes[i];
+  for (PyTypeObject* t = type; t != NULL; t = t->tp_base) {
+    for (int i = 0; i < n; i++) {
+      if (gdl_class_types[classes[i]->id] == t) return classes[i];
+    }
   }
   return NULL;
 }
@@ -128,12 +312,8 @@ static const gdl_class* class_of_type(PyTypeObject* type, const gdl_class* const
 static const gdl_class* all_classes[GDL_MAX_CLASSES];
 static int nall_classes;
 
-static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
-  const gdl_class* c = class_of_type(type, all_classes, nall_classes);
-  if (c == NULL || c->ctor == NULL) {
-    PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
-    return NULL;
-  }
+/* Calls class c's constructor with a call's args and kwds: a new object. */
+static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
   Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwds ? PyDict_GET_SIZE(kwds) : 0;
   if (nkw == 0) return gdl_call_fn(c->ctor, NULL, &PyTuple_GET_ITEM(args, 0), nargs, NULL);
   PyObject* argv[2 * GDL_MAX_PARAMS + 1];
@@ -155,6 +335,40 @@ static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) 
   return r;
 }
 
+/* Cls(...) makes the Go value; a Python subclass's object starts empty and
+ * gets it from the Go class's __init__ (obj_tp_init), as super().__init__(...)
+ * calls it. */
+static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  const gdl_class* c = class_of_type(type, all_classes, nall_classes);
+  if (c == NULL || c->ctor == NULL) {
+    PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
+    return NULL;
+  }
+  if (type == gdl_class_types[c->id]) return call_ctor(c, args, kwds);
+  gdl_obj* o = (gdl_obj*)type->tp_alloc(type, 0); /* handle 0 until __init__ */
+  if (o != NULL) o->cls = c->id;
+  return (PyObject*)o;
+}
+
+/* __init__ of a Go class: nothing for its own objects (Cls(...) made the
+ * value); for an object of a Python subclass, the constructor's value, once. */
+static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
+  gdl_obj* o = (gdl_obj*)self;
+  const gdl_class* c = class_of_type(Py_TYPE(self), all_classes, nall_classes);
+  if (c == NULL || Py_TYPE(self) == gdl_class_types[c->id]) return 0;
+  if (o->handle != 0) {
+    PyErr_Format(PyExc_RuntimeError, "%s.__init__: the %.200s object holds its Go value already", c->name,
+                 Py_TYPE(self)->tp_name);
+    return -1;
+  }
+  PyObject* r = call_ctor(c, args, kwds);
+  if (r == NULL) return -1;
+  o->handle = ((gdl_obj*)r)->handle;
+  ((gdl_obj*)r)->handle = 0;
+  Py_DECREF(r);
+  return 0;
+}
+
 static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
   gdl_obj* o = (gdl_obj*)self;
   const gdl_class* c = NULL;
@@ -167,6 +381,11 @@ static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
                  Py_TYPE(self)->tp_name);
     return NULL;
   }
+  if (o->handle == 0) {
+    PyErr_Format(PyExc_TypeError, "cannot pickle '%.200s' object: it holds no Go value (its __init__ did not call %s.__init__)",
+                 Py_TYPE(self)->tp_name, c->name);
+    return NULL;
+  }
   if (!gdl_go_ready()) return NULL;
   char err[1024];
   char* data = NULL;
@@ -174,7 +393,7 @@ static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
   int kind = gdlpyMarshal(o->handle, &data, &n, err, sizeof err);
   if (kind != GDL_ERR_NONE) {
     if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
-    else gdl_raise_go(kind, err);
+    else gdl_ext_raise(kind, err);
     return NULL;
   }
   PyObject* bytes = PyBytes_FromStringAndSize(data, (Py_ssize_t)n);
@@ -209,7 +428,7 @@ PyObject* gdl_rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t
   int kind = gdlpyUnmarshal(c->id, PyBytes_AS_STRING(args[1]), (int64_t)PyBytes_GET_SIZE(args[1]), &h, err, sizeof err);
   if (kind != GDL_ERR_NONE) {
     if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
-    else gdl_raise_go(kind, err);
+    else gdl_ext_raise(kind, err);
     return NULL;
   }
   return gdl_obj_new(c->id, h);
@@ -219,7 +438,7 @@ static PyMethodDef reduce_def = {"__reduce__", obj_reduce, METH_NOARGS, "Picklin
 
 /* Makes class c's type in module m and adds it as m.<name>. */
 int gdl_add_class(PyObject* m, gdl_class* c) {
-  if (PyType_Ready(&method_type) < 0) return -1;
+  if (PyType_Ready(&method_type) < 0 || PyType_Ready(&iter_type) < 0) return -1;
   const char* modname = PyModule_GetName(m);
   if (modname == NULL) return -1;
   size_t len = strlen(modname) + strlen(c->name) + 2;
@@ -229,8 +448,15 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
     return -1;
   }
   snprintf(qual, len, "%s.%s", modname, c->name);
-  PyType_Slot slots[] = {{Py_tp_new, obj_tp_new}, {Py_tp_dealloc, obj_dealloc}, {Py_tp_doc, (void*)c->doc}, {0, NULL}};
-  PyType_Spec spec = {qual, sizeof(gdl_obj), 0, Py_TPFLAGS_DEFAULT, slots};
+  static PyMemberDef weak_members[] = {{"__weaklistoffset__", T_PYSSIZET, offsetof(gdl_obj, weaklist), READONLY, NULL},
+                                       {NULL}};
+  PyType_Slot slots[] = {{Py_tp_new, obj_tp_new},
+                         {Py_tp_init, obj_tp_init},
+                         {Py_tp_dealloc, obj_dealloc},
+                         {Py_tp_doc, (void*)c->doc},
+                         {c->weakref ? Py_tp_members : 0, weak_members},
+                         {0, NULL}};
+  PyType_Spec spec = {qual, sizeof(gdl_obj), 0, Py_TPFLAGS_DEFAULT | (c->basetype ? Py_TPFLAGS_BASETYPE : 0), slots};
   PyObject* type = PyType_FromModuleAndSpec(m, &spec, NULL);
   if (type == NULL) return -1;
   if (c->ctor != NULL && gdl_fn_intern_names(c->ctor) < 0) goto fail;
@@ -242,10 +468,15 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
     meth->vectorcall = method_call;
     meth->fn = fn;
     meth->owner = Py_NewRef(type);
+    meth->sp = NULL;
     int r = PyObject_SetAttrString(type, gdl_short_name(fn->name), (PyObject*)meth); /* updates slots: __repr__ */
     Py_DECREF(meth);
     if (r < 0) goto fail;
   }
+  for (int i = 0; i < c->nspecials; i++) {
+    if (add_special(type, &c->specials[i]) < 0) goto fail;
+  }
+  if (c->unhashable && PyObject_SetAttrString(type, "__hash__", Py_None) < 0) goto fail;
   for (int i = 0; i < c->nprops; i++) {
     gdl_prop* p = &c->props[i];
     PyGetSetDef* def = calloc(1, sizeof *def); /* kept for the process, as the descriptor keeps it */

@@ -23,7 +23,30 @@ typedef struct {
   gdl_class** classes;
   int nclasses;
   int module_id; /* for the Go exec hooks (Module.OnExec) */
+  gdl_exc** excs;
+  int nexcs;
 } ext_def;
+
+/* Makes the custom exception e in module m, as m.<name>: a subclass of the
+ * builtin exception named e->base. */
+static int add_exception(PyObject* m, const gdl_exc* e) {
+  PyObject* base = PyDict_GetItemString(PyEval_GetBuiltins(), e->base); /* borrowed */
+  if (base == NULL || !PyExceptionClass_Check(base)) {
+    PyErr_Format(PyExc_ImportError, "%s.%s: base %s is no builtin exception", PyModule_GetName(m), e->name, e->base);
+    return -1;
+  }
+  PyObject* qual = PyUnicode_FromFormat("%s.%s", PyModule_GetName(m), e->name);
+  const char* q = qual ? PyUnicode_AsUTF8(qual) : NULL;
+  PyObject* type = q ? PyErr_NewExceptionWithDoc(q, e->doc[0] ? e->doc : NULL, base, NULL) : NULL;
+  Py_XDECREF(qual);
+  if (type == NULL) return -1;
+  PyObject* old = gdl_exc_types[e->id];
+  gdl_exc_types[e->id] = Py_NewRef(type); /* the newest module's type */
+  Py_XDECREF(old);
+  int r = PyModule_AddObjectRef(m, e->name, type);
+  Py_DECREF(type);
+  return r;
+}
 
 /* Multi-phase init: runs in each interpreter importing the module, so a
  * subinterpreter is refused (gdl_layer_init). */
@@ -36,11 +59,14 @@ static int ext_exec(PyObject* m) {
   for (int i = 0; i < d->nclasses; i++) {
     if (gdl_add_class(m, d->classes[i]) < 0) return -1;
   }
+  for (int i = 0; i < d->nexcs; i++) {
+    if (add_exception(m, d->excs[i]) < 0) return -1;
+  }
   char err[1024];
   int kind = gdlpyExec(d->module_id, m, err, sizeof err);
   if (kind == GDL_ERR_PYTHON) return -1; /* the hook left a Python exception */
   if (kind != GDL_ERR_NONE) {
-    gdl_raise_go(kind, err);
+    gdl_ext_raise(kind, err);
     return -1;
   }
   return gdl_warn_other_runtimes(d->def.m_name);
@@ -49,7 +75,7 @@ static int ext_exec(PyObject* m) {
 /* The PyInit result of a Go extension module: fns (nfns of them) and the
  * strings must live as long as the process. NULL with MemoryError. */
 PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,
-                         int module_id) {
+                         int module_id, gdl_exc** excs, int nexcs) {
   ext_def* d = calloc(1, sizeof *d);
   if (d == NULL) return PyErr_NoMemory();
   PyModuleDef init = {PyModuleDef_HEAD_INIT, name, doc, 0, ext_methods, d->slots, NULL, NULL, NULL};
@@ -67,5 +93,7 @@ PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nf
   d->classes = classes;
   d->nclasses = nclasses;
   d->module_id = module_id;
+  d->excs = excs;
+  d->nexcs = nexcs;
   return PyModuleDef_Init(&d->def);
 }

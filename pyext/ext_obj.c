@@ -36,14 +36,55 @@ PyObject* gdl_obj_new(int cls, uintptr_t h) {
   return (PyObject*)o;
 }
 
+int gdl_is_obj(int cls, PyObject* obj) {
+  PyTypeObject* tp = gdl_class_types[cls];
+  if (tp == NULL) return 0;
+  if (Py_TYPE(obj) == tp) return 1;
+  return (tp->tp_flags & Py_TPFLAGS_BASETYPE) && PyType_IsSubtype(Py_TYPE(obj), tp); /* a Python subclass */
+}
+
 /* An argument of a class parameter: exactly an object of that class. */
 int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
   int cls = fn->cls[i];
-  if (gdl_class_types[cls] == NULL || Py_TYPE(obj) != gdl_class_types[cls]) {
+  if (!gdl_is_obj(cls, obj)) {
     PyErr_Format(PyExc_TypeError, "%s() argument %d must be %s, not %.200s", fn->name, i + 1, gdl_class_name(cls),
                  Py_TYPE(obj)->tp_name);
     return -1;
   }
+  if (((gdl_obj*)obj)->handle == 0) { /* a subclass's __init__ that did not call the base's */
+    PyErr_Format(PyExc_TypeError, "%s() argument %d: the %.200s object holds no Go value: its __init__ must call %s.__init__",
+                 fn->name, i + 1, Py_TYPE(obj)->tp_name, gdl_class_name(cls));
+    return -1;
+  }
   v->i = (int64_t)((gdl_obj*)obj)->handle;
   return 0;
+}
+
+/* Moves the Go value of r (a new object of a Go class, consumed) into a
+ * new object of type, a subclass of r's: NULL with an exception. */
+PyObject* gdl_obj_retype(PyObject* r, PyTypeObject* type) {
+  if (r == NULL || Py_TYPE(r) == type) return r;
+  gdl_obj* o = (gdl_obj*)type->tp_alloc(type, 0);
+  if (o != NULL) {
+    o->handle = ((gdl_obj*)r)->handle;
+    o->cls = ((gdl_obj*)r)->cls;
+    ((gdl_obj*)r)->handle = 0; /* r dies without its value */
+  }
+  Py_DECREF(r);
+  return (PyObject*)o;
+}
+
+PyObject* gdl_exc_types[GDL_MAX_EXCEPTIONS];
+
+void gdl_ext_raise(int kind, const char* err) {
+  if (kind >= GDL_ERR_EXC && kind < GDL_ERR_EXC + GDL_MAX_EXCEPTIONS && gdl_exc_types[kind - GDL_ERR_EXC] != NULL) {
+    PyErr_SetString(gdl_exc_types[kind - GDL_ERR_EXC], err);
+    return;
+  }
+  switch (kind) {
+    case GDL_ERR_INDEX: PyErr_SetString(PyExc_IndexError, err); return;
+    case GDL_ERR_KEY: PyErr_SetString(PyExc_KeyError, err); return;
+    case GDL_ERR_STOP: PyErr_SetNone(PyExc_StopIteration); return;
+  }
+  gdl_raise_go(kind >= GDL_ERR_INDEX ? GDL_ERR_RUNTIME : kind, err);
 }

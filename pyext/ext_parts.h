@@ -17,6 +17,7 @@ typedef struct {
   PyObject_HEAD
   uintptr_t handle;
   int cls;
+  PyObject* weaklist; /* weak references (pyext's WeakRef) */
 } gdl_obj;
 
 /* Go (module.go, call.go, class.go), each returning an errkind.h code with a message in err. */
@@ -34,6 +35,15 @@ const char* gdl_short_name(const char* name);
 const char* gdl_class_name(int cls);
 /* A new object of class cls holding handle h (deleted on failure). */
 PyObject* gdl_obj_new(int cls, uintptr_t h);
+/* Raises the Python exception of a Go error kind: errkind.h's, pyext's
+ * (IndexError, KeyError, StopIteration) and custom exceptions. */
+void gdl_ext_raise(int kind, const char* err);
+/* The custom exception types of this process, by id (the newest module's). */
+extern PyObject* gdl_exc_types[GDL_MAX_EXCEPTIONS];
+/* Whether obj is an object of class cls (or of a subclass). */
+int gdl_is_obj(int cls, PyObject* obj);
+/* Moves the Go value of r (consumed) into a new object of type, a subclass. */
+PyObject* gdl_obj_retype(PyObject* r, PyTypeObject* type);
 /* Argument i of fn, a class parameter: exactly an object of that class. */
 int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v);
 
@@ -41,6 +51,8 @@ int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v);
 /* Calls fn: self is the receiver of a method (NULL for a function). */
 PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 int gdl_fn_intern_names(gdl_fn* fn);
+/* Calls fn (no Python arguments) with in[0] = h (a Go handle, kind 'i'). */
+PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h);
 /* Sets RuntimeError for a Go panic (err: the message, then the Go stack, a note). */
 void gdl_raise_panic(const char* err);
 int gdl_add_func(PyObject* m, gdl_fn* fn);

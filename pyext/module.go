@@ -7,7 +7,7 @@ package pyext
 #include "errkind.h"
 
 PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,
-                         int module_id);
+                         int module_id, gdl_exc** excs, int nexcs);
 */
 import "C"
 
@@ -51,6 +51,7 @@ type Module struct {
 	name, doc string
 	funcs     []*goFunc
 	classes   []*classInfo
+	excs      []*Exception
 	execs     []func(module unsafe.Pointer) error
 	err       error
 }
@@ -155,6 +156,11 @@ func (m *Module) Init() unsafe.Pointer {
 	id := len(modules.list)
 	modules.list = append(modules.list, m)
 	modules.Unlock()
-	mod := C.gdl_ext_module(name, doc, &fns[0], C.int(len(m.funcs)), &cls[0], C.int(len(m.classes)), C.int(id))
+	excs := unsafe.Slice((**C.gdl_exc)(C.calloc(C.size_t(len(m.excs)+1), C.size_t(unsafe.Sizeof(uintptr(0))))), len(m.excs)+1)
+	for i, e := range m.excs {
+		excs[i] = e.cExc()
+	}
+	mod := C.gdl_ext_module(name, doc, &fns[0], C.int(len(m.funcs)), &cls[0], C.int(len(m.classes)), C.int(id),
+		&excs[0], C.int(len(m.excs)))
 	return unsafe.Pointer(mod)
 }

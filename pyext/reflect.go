@@ -349,6 +349,7 @@ func resultFor(t reflect.Type) (result, error) {
 		return result{C.GDL_V_UINT, func(rv reflect.Value, v *C.gdl_value, _ []span) error { v.i = C.int64_t(rv.Uint()); return nil }}, nil
 	case reflect.Bool:
 		return result{C.GDL_V_BOOL, func(rv reflect.Value, v *C.gdl_value, _ []span) error {
+			v.i = 0 // C's out values are not cleared
 			if rv.Bool() {
 				v.i = 1
 			}

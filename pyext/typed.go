@@ -16,6 +16,8 @@ import (
 	"github.com/godlpack/godlpack/consumer"
 )
 
+//go:generate go run ../internal/gentyped -o typed_gen.go
+
 // Typed is a Go function wrapped with its argument and result conversions
 // chosen when it is defined, so that a call uses no reflection: pass it to
 // Module.Def in place of the plain function, e.g.
@@ -23,6 +25,11 @@ import (
 //	Def("sum", pyext.Func1(sum), "sum(x): ...")    // func([]float64) float64
 //	Def("scale", pyext.Proc2(scale), "...")         // func([]float32, float32)
 //	Def("add", pyext.FuncE2(add), "...")            // func(x, y []float64) ([]float64, error)
+//
+// FuncN, FuncEN and ProcN exist for N = 0 to 8 parameters (typed_gen.go,
+// written by internal/gentyped); a method's receiver is its first
+// parameter, so a method takes up to 7 after it: Func3((*Index).Search)
+// wraps func(*Index, []float64, int) R.
 //
 // Parameter and result types follow Def's rules. A plain function given to
 // Def works the same, through reflection (about 0.5-0.8 µs more per call).
@@ -33,7 +40,10 @@ type Typed struct {
 
 // typedCall runs a typed function on converted arguments and writes its
 // results: how many, and the error to raise.
-type typedCall func(in, out []C.gdl_value, name string) (int, error)
+type typedCall func(in, out []cValue, name string) (int, error)
+
+// cValue is C's gdl_value, for typed_gen.go (no cgo there).
+type cValue = C.gdl_value
 
 type argConv[A any] struct {
 	kind byte
@@ -142,6 +152,14 @@ func resOf[R any]() (resConv[R], error) {
 			v.i = C.int64_t(as[int64](x))
 			return nil
 		}}, nil
+	case bool:
+		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
+			v.i = 0
+			if as[bool](x) {
+				v.i = 1
+			}
+			return nil
+		}}, nil
 	}
 	return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, in []C.gdl_value) error {
 		var spans []span
@@ -220,145 +238,3 @@ func newTyped(name, doc string, opts []Option, params []paramSpec, kind byte, ca
 }
 
 func typedErr(what string, i int, err error) error { return fmt.Errorf("%s %d: %w", what, i, err) }
-
-// Func0 wraps func() R (R may be error).
-func Func0[R any](fn func() R) Typed {
-	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
-		rc, err := resOf[R]()
-		if err != nil {
-			return nil, typedErr("result", 1, err)
-		}
-		return newTyped(name, doc, opts, nil, rc.kind, func(in, out []C.gdl_value, _ string) (int, error) {
-			return putResult(rc, fn(), out, in)
-		})
-	}}
-}
-
-// Func1 wraps func(A) R (R may be error).
-func Func1[A, R any](fn func(A) R) Typed {
-	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
-		ca, err := argOf[A]()
-		if err != nil {
-			return nil, typedErr("parameter", 1, err)
-		}
-		rc, err := resOf[R]()
-		if err != nil {
-			return nil, typedErr("result", 1, err)
-		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec()}, rc.kind, func(in, out []C.gdl_value, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
-				return 0, err
-			}
-			return putResult(rc, fn(a), out, in)
-		})
-	}}
-}
-
-// Func2 wraps func(A, B) R (R may be error).
-func Func2[A, B, R any](fn func(A, B) R) Typed {
-	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
-		ca, err := argOf[A]()
-		if err != nil {
-			return nil, typedErr("parameter", 1, err)
-		}
-		cb, err := argOf[B]()
-		if err != nil {
-			return nil, typedErr("parameter", 2, err)
-		}
-		rc, err := resOf[R]()
-		if err != nil {
-			return nil, typedErr("result", 1, err)
-		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, rc.kind, func(in, out []C.gdl_value, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
-				return 0, err
-			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
-				return 0, err
-			}
-			return putResult(rc, fn(a, b), out, in)
-		})
-	}}
-}
-
-// FuncE1 wraps func(A) (R, error).
-func FuncE1[A, R any](fn func(A) (R, error)) Typed {
-	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
-		ca, err := argOf[A]()
-		if err != nil {
-			return nil, typedErr("parameter", 1, err)
-		}
-		rc, err := resOf[R]()
-		if err != nil || rc.isErr {
-			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
-		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec()}, rc.kind, func(in, out []C.gdl_value, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
-				return 0, err
-			}
-			r, err := fn(a)
-			if err != nil {
-				return 0, err
-			}
-			return putResult(rc, r, out, in)
-		})
-	}}
-}
-
-// FuncE2 wraps func(A, B) (R, error).
-func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
-	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
-		ca, err := argOf[A]()
-		if err != nil {
-			return nil, typedErr("parameter", 1, err)
-		}
-		cb, err := argOf[B]()
-		if err != nil {
-			return nil, typedErr("parameter", 2, err)
-		}
-		rc, err := resOf[R]()
-		if err != nil || rc.isErr {
-			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
-		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, rc.kind, func(in, out []C.gdl_value, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
-				return 0, err
-			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
-				return 0, err
-			}
-			r, err := fn(a, b)
-			if err != nil {
-				return 0, err
-			}
-			return putResult(rc, r, out, in)
-		})
-	}}
-}
-
-// Proc1 wraps func(A) with no result.
-func Proc1[A any](fn func(A)) Typed {
-	t := Func1(func(a A) error { fn(a); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
-}
-
-// Proc2 wraps func(A, B) with no result.
-func Proc2[A, B any](fn func(A, B)) Typed {
-	t := Func2(func(a A, b B) error { fn(a, b); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
-}
-
-// Proc0 wraps func() with no result.
-func Proc0(fn func()) Typed {
-	t := Func0(func() error { fn(); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
-}

@@ -41,6 +41,11 @@ var module = pyext.NewModule("gosum", "Per-call cost probes for bench/ext_bench.
 	// Keyword arguments (pyext.Args): kw(a, b=1.0) called as kw(1.0, b=2.0).
 	Def("kw", kw, "kw(a, b=1.0): a + b.", pyext.Args("a", "b=1.0")).
 	Def("kw_typed", pyext.Func2(kw), "kw(a, b=1.0), typed.", pyext.Args("a", "b=1.0")).
+	// Three and six float parameters: add3(a, b, c), add6(a, ..., f), typed (generated Func3/Func6) and not.
+	Def("add3", add3, "add3(a, b, c): a + b + c.").
+	Def("add3_typed", pyext.Func3(add3), "add3, typed.").
+	Def("add6", add6, "add6(a, b, c, d, e, f): their sum.").
+	Def("add6_typed", pyext.Func6(add6), "add6, typed.").
 	// A class: Acc().sum(x) and Acc().fid(a), methods called on an object.
 	Class(pyext.NewClass[acc]("Acc", "Acc(): methods for the per-call cost of a method call.").
 		Init(func() *acc { return &acc{} }).
@@ -139,3 +144,7 @@ func init() {
 func PyInit_gosum() unsafe.Pointer { return module.Init() }
 
 func main() {}
+
+func add3(a, b, c float64) float64 { return a + b + c }
+
+func add6(a, b, c, d, e, f float64) float64 { return a + b + c + d + e + f }

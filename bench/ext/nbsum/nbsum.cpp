@@ -33,6 +33,9 @@ NB_MODULE(nbsum, m) {
   m.def("noop", []() {}, "noop(): nothing.");
   m.def("fid", [](double a) { return a; }, "fid(a): a.");
   m.def("touch", [](Array) {}, "touch(x): takes a float64 array, returns None.");
+  m.def("add3", [](double a, double b, double c) { return a + b + c; }, "add3(a, b, c): a + b + c.");
+  m.def("add6", [](double a, double b, double c, double d, double e, double f) { return a + b + c + d + e + f; },
+        "add6(a, b, c, d, e, f): their sum.");
   m.def("kw", [](double a, double b) { return a + b; }, "a"_a, "b"_a = 1.0, "kw(a, b=1.0): a + b.");
   nb::class_<Acc>(m, "Acc")
       .def(nb::init<>())

@@ -1,0 +1,76 @@
+package pyext
+
+import (
+	"iter"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type seqT struct{ v []int }
+
+func (s *seqT) All() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for _, x := range s.v {
+			if !yield(x) {
+				return
+			}
+		}
+	}
+}
+
+type otherT struct{}
+
+// Wrong signatures of the class builders fail the module's Init (ImportError), naming the builder.
+func TestClassProtocolsAreCheckedWhenDefined(t *testing.T) {
+	for _, tc := range []struct {
+		c    func() *Class[seqT]
+		want string
+	}{
+		{func() *Class[seqT] { return NewClass[seqT]("S1", "").GetItem(func(s *seqT, i int) int { return 0 }) }, "__getitem__ needs Len"},
+		{func() *Class[seqT] { return NewClass[seqT]("S2", "").Len(func(s *seqT) string { return "" }) }, "Len: want func(*pyext.seqT) int"},
+		{func() *Class[seqT] {
+			return NewClass[seqT]("S3", "").Len(func(s *seqT) int { return 0 }).GetItem(func(s *seqT, i string) int { return 0 })
+		}, "__getitem__: want a func(*pyext.seqT, int)"},
+		{func() *Class[seqT] { return NewClass[seqT]("S4", "").Contains(func(s *seqT, x int) int { return 0 }) }, "Contains: want func(*pyext.seqT, V) bool"},
+		{func() *Class[seqT] { return NewClass[seqT]("S5", "").Context(nil, func(s *seqT, x int) {}) }, "Context exit: want func(*pyext.seqT[, bool]) [error]"},
+		{func() *Class[seqT] {
+			return NewClass[seqT]("S6", "").Iter(Seq(func(*otherT) iter.Seq[int] { return nil }))
+		}, "Iter: Seq of a *pyext.otherT method"},
+		{func() *Class[seqT] { return NewClass[seqT]("S7", "").Iter(Iterable{}) }, "Iter: want a pyext.Seq"},
+		{func() *Class[seqT] { return NewClass[seqT]("S9", "").EqualByValue() }, "EqualByValue: pyext.seqT is not comparable"},
+		{func() *Class[seqT] { return NewClass[seqT]("S8", "").StaticMethod("not-a-name", func() {}, "") }, `"not-a-name" is not a Python identifier`},
+	} {
+		c := tc.c()
+		m := NewModule("m", "").Class(c)
+		if assert.Error(t, m.err, tc.want) {
+			assert.Contains(t, m.err.Error(), tc.want)
+		}
+		classes.Lock() // let the next case define seqT again
+		delete(classes.byType, c.info.ptr)
+		classes.Unlock()
+	}
+	m := NewModule("m", "").Exception(NewException[*TypeError]("Bad", "no such base", ""))
+	require.Error(t, m.err)
+	assert.Contains(t, m.err.Error(), `base "no such base" is not a Python identifier`)
+}
+
+func TestSeqSpecialsAndStub(t *testing.T) {
+	c := NewClass[seqT]("Seq", "").WeakRef().Len(Func1(func(s *seqT) int { return len(s.v) })).
+		GetItem(Func2(func(s *seqT, i int) int { return s.v[i] })).Iter(Seq((*seqT).All))
+	m := NewModule("m", "").Class(c)
+	require.NoError(t, m.err)
+	defer func() {
+		classes.Lock()
+		delete(classes.byType, c.info.ptr)
+		classes.Unlock()
+	}()
+	stub := m.Stub()
+	assert.Contains(t, stub, "from collections.abc import Iterator\n")
+	assert.Contains(t, stub, "    def __getitem__(self, index: SupportsIndex, /) -> int: ...\n")
+	assert.Contains(t, stub, "    def __iter__(self) -> Iterator[int]: ...\n")
+	cc := c.info.cClass()
+	assert.Equal(t, 1, int(cc.weakref))
+	assert.Equal(t, 2, int(cc.nspecials))
+}

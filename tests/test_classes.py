@@ -1,0 +1,89 @@
+"""Class features of Go extensions (pyext.Class: weak references, repr and
+str, static and class methods, comparison and hashing, the sequence and
+iterator protocols, context managers, calls, custom exceptions) and the
+typed wrappers of every arity: builds the test extension tests/classmod and
+runs its tests (tests/classmod/check_classmod.py) in a process of its own,
+as the extension brings its own Go runtime. (Named check_*, so that a run of
+tests/ does not collect it in this process.)"""
+import os
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLASSMOD = os.path.join(ROOT, "tests", "classmod")
+
+
+def test_class_features_in_a_go_extension(tmp_path):
+    out = tmp_path / ("classmod" + sysconfig.get_config_var("EXT_SUFFIX"))
+    build = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out),
+                            "./tests/classmod"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    # --noconftest: tests/conftest.py imports godlpack (a second Go runtime).
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
+                        "-W", "error::RuntimeWarning", os.path.join(CLASSMOD, "check_classmod.py")], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert " passed" in r.stdout and " failed" not in r.stdout and "skipped" not in r.stdout, r.stdout
+
+
+GOOD = """
+    import weakref
+    import numpy as np
+    import classmod
+
+    v = classmod.Vec.filled(3, v=2.0)
+    w: classmod.Vec = v(2.0)
+    n: int = len(v)
+    x: float = v[-1] + classmod.Vec.dot(v, w) + classmod.Vec.norm2(1.0, 2.0, 2.0)
+    v[0] = 1.0
+    del v[0]
+    found: bool = 2.0 in v and v < w and v == w and hash(v) > 0
+    total: float = sum(y for y in v)
+    with v as same:
+        same.append(1.0)
+    points: list[classmod.Point] = list(classmod.Point(1, 2))
+    r = weakref.ref(v)
+    try:
+        classmod.parse("x")
+    except classmod.ParseError as e:
+        err: ValueError = e
+    print(n, x, found, total, points, r, classmod.mix6(np.zeros(2), 1.0, 2, False, "t", 0.5))
+"""
+
+BAD = """
+    import classmod
+
+    v = classmod.Vec(3)
+    s: str = v[0]
+    v["a"] = 1.0
+    p = classmod.Point(1, 2)
+    b: bool = v < p
+"""
+
+
+def test_the_stub_types_the_protocols(tmp_path):
+    """classmod.pyi (written by pyext.Module.Stub, kept fresh by
+    tests/classmod/stub_test.go) under mypy --strict: protocols used right
+    pass, and a wrong item type, and a str index
+    and an ordering against another class are errors."""
+    import shutil
+    import textwrap
+
+    pytest.importorskip("mypy")
+    shutil.copy(os.path.join(CLASSMOD, "classmod.pyi"), tmp_path / "classmod.pyi")
+    (tmp_path / "good.py").write_text(textwrap.dedent(GOOD))
+    (tmp_path / "bad.py").write_text(textwrap.dedent(BAD))
+    env = dict(os.environ, MYPYPATH=str(tmp_path))
+    cmd = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull]
+    good = subprocess.run(cmd + [str(tmp_path / "good.py")], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = subprocess.run(cmd + [str(tmp_path / "bad.py")], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    for line in (5, 6, 8):
+        assert f"bad.py:{line}: error" in bad.stdout, bad.stdout
