@@ -49,3 +49,38 @@ def test_get_include_from_a_source_tree_is_the_source_include():
         assert godlpack.get_include() == os.path.join(pkg, "include")
         return
     assert os.path.samefile(godlpack.get_include(), os.path.join(ROOT, "include"))
+
+
+def _tree_files() -> list[str]:
+    """The project's own files: git's list in a checkout, and in an unpacked
+    sdist (no .git) every file there, which is what the sdist shipped."""
+    if os.path.isdir(os.path.join(ROOT, ".git")) or os.path.isfile(os.path.join(ROOT, ".git")):
+        out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+        return [f for f in out.stdout.splitlines() if os.path.exists(os.path.join(ROOT, f))]
+    found = []
+    for dirpath, dirnames, filenames in os.walk(ROOT):
+        dirnames[:] = [d for d in dirnames if d not in ("__pycache__", ".venv", "build", "dist")]
+        for name in filenames:
+            found.append(os.path.relpath(os.path.join(dirpath, name), ROOT))
+    return found
+
+
+def test_the_sdist_manifest_ships_every_tracked_file_the_tests_need():
+    """MANIFEST.in decides what the sdist holds, and sdist-test runs the whole
+    suite from it: a tracked file its rules miss (a test's .pyi, say) breaks
+    that suite only in CI. Every tracked file under the shipped folders must
+    match a rule; only repository plumbing is left out on purpose."""
+    from setuptools.command.egg_info import FileList
+
+    plumbing = (".gitignore", "MANIFEST.in")
+    fl = FileList()
+    fl.allfiles = _tree_files()
+    with open(os.path.join(ROOT, "MANIFEST.in")) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                fl.process_template_line(line)
+    shipped = set(fl.files)
+    missing = [f for f in fl.allfiles if f not in shipped and f not in plumbing and not f.endswith(".so")
+               and "__pycache__" not in f and not f.endswith(".pyc")]
+    assert not missing, f"MANIFEST.in leaves these tracked files out of the sdist: {missing}"
