@@ -69,7 +69,9 @@ def test_the_sdist_manifest_ships_every_tracked_file_the_tests_need():
     """MANIFEST.in decides what the sdist holds, and sdist-test runs the whole
     suite from it: a tracked file its rules miss (a test's .pyi, say) breaks
     that suite only in CI. Every tracked file under the shipped folders must
-    match a rule; only repository plumbing is left out on purpose."""
+    match a rule; only repository plumbing, the committed benchmark results
+    (measurements, not sources) and symlinks (the sdist holds no links) are
+    left out on purpose."""
     from setuptools.command.egg_info import FileList
 
     plumbing = (".gitignore", "MANIFEST.in")
@@ -82,5 +84,6 @@ def test_the_sdist_manifest_ships_every_tracked_file_the_tests_need():
                 fl.process_template_line(line)
     shipped = set(fl.files)
     missing = [f for f in fl.allfiles if f not in shipped and f not in plumbing and not f.endswith(".so")
-               and "__pycache__" not in f and not f.endswith(".pyc")]
+               and "__pycache__" not in f and not f.endswith(".pyc") and not f.startswith("bench/results/")
+               and not os.path.islink(os.path.join(ROOT, f))]
     assert not missing, f"MANIFEST.in leaves these tracked files out of the sdist: {missing}"
