@@ -9,7 +9,8 @@
 /* Functions every Go extension module has (CPython keeps pointers to these). */
 static PyMethodDef ext_methods[] = {
     {"go_runtimes", gdl_go_runtimes, METH_NOARGS,
-     "go_runtimes() -> [(path, is_this_module), ...]: the Go runtimes loaded in this process."},
+     "go_runtimes() -> [(path, is_this_module, go_version, chained), ...]: the Go runtimes loaded in this "
+     "process; chained: it gets its preemption signal (docs/runtimes.md). Chains any loaded since."},
     {"_rebuild_object", (PyCFunction)(void (*)(void))gdl_rebuild_object, METH_FASTCALL,
      "_rebuild_object(cls, data): unpickles an object of a Go class (its UnmarshalBinary)."},
     {NULL, NULL, 0, NULL}};
@@ -69,7 +70,7 @@ static int ext_exec(PyObject* m) {
     gdl_ext_raise(kind, err);
     return -1;
   }
-  return gdl_warn_other_runtimes(d->def.m_name);
+  return gdl_join_runtimes(d->def.m_name);
 }
 
 /* The PyInit result of a Go extension module: fns (nfns of them) and the

@@ -47,7 +47,7 @@ func (m *Module) Stub() string {
 	for _, ci := range m.classes {
 		stubClass(&b, ci)
 	}
-	b.WriteString("def go_runtimes() -> list[tuple[str, bool]]: ...\n")
+	b.WriteString("def go_runtimes() -> list[tuple[str, bool, str | None, bool]]: ...\n")
 	b.WriteString("def _rebuild_tensor(*args: Any) -> Tensor: ...  # unpickles a Tensor\n")
 	b.WriteString("def _rebuild_object(cls: Any, data: bytes, /) -> Any: ...  # unpickles an object of a class\n")
 	for _, f := range m.funcs {

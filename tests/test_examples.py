@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 import sysconfig
+
+import pytest
 from conftest import child_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -43,23 +45,31 @@ def test_vecmath_gpu_arguments_with_the_stand_in_driver(tmp_path):
     assert "5 passed" in r.stdout and "skipped" not in r.stdout, r.stdout
 
 
-def test_a_second_go_runtime_is_reported(tmp_path):
-    """godlpack imported after another Go extension warns, naming it."""
+@pytest.mark.parametrize("first", ["vecmath", "godlpack"])
+def test_vecmath_and_godlpack_in_one_process(tmp_path, first):
+    """Two Go runtimes, imported in either order: no warning, both chained,
+    and tensors cross between them zero-copy both ways."""
     out = tmp_path / ("vecmath" + sysconfig.get_config_var("EXT_SUFFIX"))
     subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
                    cwd=EXAMPLE, check=True, capture_output=True, timeout=600)
-    code = ("import warnings, vecmath\n"
-            "with warnings.catch_warnings(record=True) as w:\n"
-            "    warnings.simplefilter('always')\n"
-            "    import godlpack\n"
-            "print([str(x.message) for x in w if issubclass(x.category, RuntimeWarning)])\n"
-            "print(sorted(is_self for _, is_self in godlpack.go_runtimes()))\n")
-    env = child_env(str(tmp_path))
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    second = "godlpack" if first == "vecmath" else "vecmath"
+    code = ("import warnings\n"
+            "warnings.simplefilter('error', RuntimeWarning)\n"
+            f"import {first}, {second}\n"
+            "import numpy as np\n"
+            "r = vecmath.add(np.ones(3), np.arange(3.0))\n"  # Go memory of vecmath's runtime
+            "t = godlpack.from_dlpack(r)\n"
+            "a = np.from_dlpack(r)\n"
+            "g = godlpack.arange(4, dtype='float32')\n"  # Go memory of godlpack's runtime
+            "vecmath.scale(g, 3.0)\n"
+            "print(t.data_ptr == a.ctypes.data, t.tolist(), g.tolist())\n"
+            "print(sorted((s, c) for _, s, _, c in godlpack.go_runtimes()))\n")
+    r = subprocess.run([sys.executable, "-c", code], env=child_env(str(tmp_path)), capture_output=True, text=True,
+                       timeout=300)
     assert r.returncode == 0, r.stderr
-    warned, selves = r.stdout.strip().splitlines()
-    assert "another Go runtime" in warned and "vecmath" in warned and "SIGURG" in warned
-    assert selves == "[False, True]"
+    shared, runtimes = r.stdout.strip().splitlines()
+    assert shared == "True [1.0, 2.0, 3.0] [0.0, 3.0, 6.0, 9.0]", shared
+    assert runtimes == "[(False, True), (True, True)]", runtimes
 
 
 def test_vecmath_go_tests_pass_and_its_stub_is_current():

@@ -64,17 +64,16 @@ def _run(cmd, cwd, env, timeout=600):
     return r
 
 
-def test_new_project_builds_and_passes_its_tests_in_a_fresh_venv(tmp_path):
+def _new_env():
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "pyext"), PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONNOUSERSITE", None)
-    r = _run([sys.executable, "-m", "godlpack", "new", "mykern"], tmp_path, env)
-    assert "pip install . && pytest" in r.stdout
-    project = tmp_path / "mykern"
-    with open(project / "go.mod") as f:
-        gomod = f.read()
-    assert f"replace github.com/godlpack/godlpack => {ROOT}\n" in gomod
-    before = sorted(p.relative_to(project).as_posix() for p in project.rglob("*"))
+    return env
 
+
+def _fresh_venv(tmp_path):
+    """A venv with no godlpack, NumPy and pytest visible through the shim:
+    (its python, the environment to run it in, its site-packages)."""
+    env = _new_env()
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], tmp_path, env, timeout=300)
     py = str(venv / "bin" / "python")
@@ -86,6 +85,19 @@ def test_new_project_builds_and_passes_its_tests_in_a_fresh_venv(tmp_path):
     venv_env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
     r = subprocess.run([py, "-c", "import godlpack"], env=venv_env, capture_output=True, text=True)
     assert r.returncode != 0 and "No module named 'godlpack'" in r.stderr  # the build cannot lean on it
+    return py, venv_env, site
+
+
+def test_new_project_builds_and_passes_its_tests_in_a_fresh_venv(tmp_path):
+    env = _new_env()
+    r = _run([sys.executable, "-m", "godlpack", "new", "mykern"], tmp_path, env)
+    assert "pip install . && pytest" in r.stdout
+    project = tmp_path / "mykern"
+    with open(project / "go.mod") as f:
+        gomod = f.read()
+    assert f"replace github.com/godlpack/godlpack => {ROOT}\n" in gomod
+    before = sorted(p.relative_to(project).as_posix() for p in project.rglob("*"))
+    py, venv_env, site = _fresh_venv(tmp_path)
 
     # The two commands, as the project's README says.
     _run([py, "-m", "pip", "install", "."], project, venv_env)
@@ -184,3 +196,41 @@ def test_vecmath_wheel_holds_the_module_and_its_stub_only(tmp_path):
     stubs = ["vecmath.pyi", "vecmath-stubs/__init__.pyi", "vecmath-stubs/py.typed"]
     assert len(so) == 1 and sorted(names) == sorted(so + stubs), names
     assert sorted(os.listdir(example)) == before
+
+
+# Three Go extensions from three projects in one venv, godlpack not installed:
+# each module's result is Go memory of its own runtime, and the others take it
+# zero-copy (the same address through NumPy before and after an in-place call).
+THREE = r"""
+import warnings
+warnings.simplefilter("error", RuntimeWarning)  # no warning for any mix of them
+import alpha, beta, vecmath
+import numpy as np
+r = alpha.add(np.ones(4), np.arange(4.0))      # alpha's Go memory
+view = np.from_dlpack(r)
+beta.scale(r, 3.0)                             # beta writes alpha's memory in place
+s = vecmath.add(r, r)                          # vecmath reads it, returns its own
+alpha.scale(s, 0.5)                            # alpha writes vecmath's memory in place
+print(view.tolist(), np.from_dlpack(r).ctypes.data == view.ctypes.data, np.from_dlpack(s).tolist())
+rows = beta.go_runtimes()
+print(sorted(p.rsplit("/", 1)[-1].split(".")[0] for p, *_ in rows), all(c for *_, c in rows))
+st = alpha.Stats(); st.add(np.from_dlpack(s)); print(st.count, st.mean)
+"""
+
+
+def test_two_scaffolded_projects_and_vecmath_in_one_venv(tmp_path):
+    """The real second package: two independently made projects and
+    examples/vecmath, each `pip install`ed into one fresh venv, imported
+    together (three Go runtimes, all chained, no warning) with tensors made
+    by one consumed zero-copy by another."""
+    env = _new_env()
+    py, venv_env, _ = _fresh_venv(tmp_path)
+    for name in ("alpha", "beta"):
+        _run([sys.executable, "-m", "godlpack", "new", name], tmp_path, env)
+        _run([py, "-m", "pip", "install", "."], tmp_path / name, venv_env)
+    _run([py, "-m", "pip", "install", "."], os.path.join(ROOT, "examples", "vecmath"), venv_env)
+    r = _run([py, "-c", THREE], tmp_path, venv_env, timeout=300)
+    values, names, stats = r.stdout.strip().splitlines()
+    assert values == "[3.0, 6.0, 9.0, 12.0] True [3.0, 6.0, 9.0, 12.0]", r.stdout
+    assert names == "['alpha', 'beta', 'vecmath'] True", r.stdout
+    assert stats == "4 7.5", r.stdout

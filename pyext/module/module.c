@@ -154,7 +154,8 @@ static PyMethodDef module_methods[] = {
      "dlpack_info() -> dict: DLPack versions, dtypes and device types godlpack speaks."},
     {"_torch_keyset", gdl_torch_keyset_py, METH_NOARGS, "Whether PyTorch's key-set read is in use (internal)."},
     {"go_runtimes", gdl_go_runtimes, METH_NOARGS,
-     "go_runtimes() -> list of (path, go version) of every Go runtime loaded in this process."},
+     "go_runtimes() -> [(path, is_this_module, go_version, chained), ...]: the Go runtimes loaded in this "
+     "process; chained: it gets its preemption signal (docs/runtimes.md). Chains any loaded since."},
     {NULL, NULL, 0, NULL}};
 
 /* Multi-phase init: exec runs in every interpreter that imports the
@@ -165,7 +166,7 @@ static int godlpack_exec(PyObject* m) {
       PyModule_AddObject(m, "MAX_IMPORT_VERSION", Py_BuildValue("(ii)", GDL_MAX_IMPORT_MAJOR, 255)) < 0 ||
       PyModule_AddIntConstant(m, "ABI_VERSION", GODLPACK_CAPI_ABI_VERSION) < 0 ||
       PyModule_AddStringConstant(m, "VERSION", GODLPACK_VERSION_STRING) < 0 ||
-      PyModule_AddObject(m, "_C_API", gdl_capi_capsule()) < 0 || gdl_warn_other_runtimes("godlpack") < 0)
+      PyModule_AddObject(m, "_C_API", gdl_capi_capsule()) < 0 || gdl_join_runtimes("godlpack") < 0)
     return -1;
   return 0;
 }

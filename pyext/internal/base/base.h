@@ -44,10 +44,25 @@ PyObject* gdl_dtype_name(DLDataType dt); /* new ref */
 int gdl_refuse_vector(PyObject* exc, DLDataType dt, const char* what);
 PyObject* gdl_dlpack_info(PyObject* mod, PyObject* unused);
 
-/* runtimes.c: the Go runtimes loaded in the process; a RuntimeWarning
- * (0, or -1 when warnings are errors) when another one than ours is. */
+/* sigchain.c: one SIGURG handler that calls every Go runtime's own
+ * (docs/runtimes.md). join: this library's runtime joins the chain, 1, or
+ * 0 when it could not (its handler was already replaced), -1 with OSError.
+ * repair: adopts a Go runtime loaded since (ctypes). state: whether the Go
+ * runtime of the loaded object at base gets SIGURG, its Go version when it
+ * joined (else NULL), and whether it is built on pyext. */
+struct dl_phdr_info;
+int gdl_has_go_note(struct dl_phdr_info* info);
+int gdl_sigchain_join(void);
+void gdl_sigchain_repair(void);
+int gdl_sigchain_state(const char* path, uintptr_t base, const char** go_version, int* built_on_pyext);
+extern const char* gdl_go_version; /* runtime.Version() of this library's runtime */
+
+/* runtimes.c: the Go runtimes loaded in the process, as
+ * [(path, is_self, go_version, chained)]; join_runtimes at a module's init:
+ * joins the chain, then a RuntimeWarning (0, or -1 when warnings are
+ * errors) for each runtime still without SIGURG. */
 PyObject* gdl_go_runtimes(PyObject* mod, PyObject* unused);
-int gdl_warn_other_runtimes(const char* module_name);
+int gdl_join_runtimes(const char* module_name);
 
 /* device.c (gdl_cpu_accessible is in tables_gen.h). */
 int gdl_device_init(const char* module_name);

@@ -1,6 +1,6 @@
 // Package base is the bottom layer of godlpack's CPython runtime: C services
 // shared by every layer above (interned strings, the Go error mapping, the
-// fork guard, the Go runtime scan, dtype names, devices), with no Tensor in
+// fork guard, the Go runtimes' SIGURG chain, dtype names, devices), with no Tensor in
 // them. cgo compiles the C files of this directory into the package; they
 // link into the one c-shared library of whichever module imports pyext.
 // The layers and their directions: docs/architecture.md.
@@ -15,10 +15,19 @@ package base
 // wheel builds (tools/zigcc.py) set the tag godlpack_zigcc. LDFLAGS of every
 // linked package reach the final link, so this one place serves all layers.
 #cgo !godlpack_zigcc LDFLAGS: -Wl,--unresolved-symbols=ignore-all
+#include <stdlib.h>
+extern const char* gdl_go_version; // sigchain.c
 */
 import "C"
 
 import (
+	"runtime"
+
 	_ "github.com/godlpack/godlpack/capsule" // capsule.c: the PyCapsule rules the C here calls
 	_ "github.com/godlpack/godlpack/core"    // owner.c, validate.c, tables_gen.c
 )
+
+// The chain of SIGURG handlers (sigchain.c) lists each runtime's version.
+// Package init finishes before any exported Go function returns, so before
+// a module's init reads it.
+func init() { C.gdl_go_version = C.CString(runtime.Version()) }
