@@ -1,8 +1,6 @@
 package producer
 
 import (
-	"errors"
-	"math"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
@@ -50,31 +48,6 @@ func Full(dt godlpack.DType, value complex128, shape ...int64) (*Source, error) 
 	}
 	n, _ := s.t.NumElements()
 	if err := fillWith(s.t.Data, dt, n, func(int64) complex128 { return value }); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// Arange is the 1-d tensor start, start+step, ... below stop (above, for a
-// negative step), as NumPy's arange computes its length.
-func Arange(dt godlpack.DType, start, stop, step float64) (*Source, error) {
-	if step == 0 || math.IsNaN(step) || math.IsInf(step, 0) || math.IsNaN(start) || math.IsNaN(stop) {
-		return nil, errors.New("producer: arange needs a finite non-zero step and finite bounds")
-	}
-	count := math.Ceil((stop - start) / step)
-	if count < 0 || math.IsNaN(count) {
-		count = 0
-	}
-	if count > math.MaxInt64/16 {
-		return nil, godlpack.Invalid(godlpack.ErrOverflow, "arange of %g elements", count)
-	}
-	s, err := Empty(dt, int64(count))
-	if err != nil {
-		return nil, err
-	}
-	err = fillWith(s.t.Data, dt, int64(count), func(i int64) complex128 { return complex(start+float64(i)*step, 0) })
-	if err != nil {
 		s.Close()
 		return nil, err
 	}

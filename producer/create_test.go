@@ -349,10 +349,15 @@ func TestArangeEveryDType(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []uint16{0x0000, 0x3F00, 0x3F80, 0x3FC0}, unsafe.Slice((*uint16)(s.Tensor().Data), 4))
 	s.Close()
-	// Integer dtypes truncate toward zero.
+	// Integer dtypes: NumPy's values, from the first two truncated toward
+	// zero (-1 and trunc(-0.75) = 0), then steps of their difference.
 	s, err = producer.Arange(godlpack.Int32, -1.5, 1.5, 0.75)
 	require.NoError(t, err)
-	assert.Equal(t, []int32{-1, 0, 0, 0}, unsafe.Slice((*int32)(s.Tensor().Data), 4))
+	assert.Equal(t, []int32{-1, 0, 1, 2}, unsafe.Slice((*int32)(s.Tensor().Data), 4))
+	s.Close()
+	s, err = producer.Arange(godlpack.Int64, 0, 10, 2.5)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 2, 4, 6}, unsafe.Slice((*int64)(s.Tensor().Data), 4))
 	s.Close()
 	c.RequireDelta(t, 0, 0)
 }
@@ -373,5 +378,23 @@ func TestArangeErrors(t *testing.T) {
 	requireInvalid(t, err, godlpack.ErrOverflow)
 	_, err = producer.Arange(godlpack.Float32, 0, 1e30, 1)
 	requireInvalid(t, err, godlpack.ErrOverflow)
+	// An element an integer dtype cannot hold is refused, never wrapped.
+	for _, a := range []struct {
+		dt                godlpack.DType
+		start, stop, step float64
+	}{
+		{godlpack.Int64, 0, 1e20, 1e19},  // the second element, 1e19
+		{godlpack.Uint16, -1, 2, 1},      // the first, -1
+		{godlpack.Uint8, 250, 260, 1},    // the last, 259 (NumPy wraps it to 3)
+		{godlpack.Int8, 0, -300, -100.5}, // the last, -200
+		{godlpack.Uint64, 0, 1e20, 1e19},
+	} {
+		_, err = producer.Arange(a.dt, a.start, a.stop, a.step)
+		assert.ErrorIs(t, err, producer.ErrOutOfRange, "%v", a)
+	}
+	s, err := producer.Arange(godlpack.Uint64, 0, 1.9e19, 9e18) // beyond int64, within uint64
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{0, 9e18, 18e18}, unsafe.Slice((*uint64)(s.Tensor().Data), 3))
+	s.Close()
 	c.RequireDelta(t, 0, 0)
 }

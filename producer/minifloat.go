@@ -113,3 +113,27 @@ func encodeE8M0(x float64) uint8 {
 	}
 	return uint8(e + 127)
 }
+
+// decode is the value of the format's 8-bit code c.
+func (f minifloat) decode(c uint8) float64 {
+	width := f.ebits + f.mbits
+	switch {
+	case f.flavor == fnuz && c == 0x80, f.flavor == fn && c&0x7f == 0x7f:
+		return math.NaN()
+	}
+	sign := 1.0
+	if c>>width&1 == 1 {
+		sign = -1
+	}
+	e, m := int(c>>f.mbits)&(1<<f.ebits-1), float64(int(c)&(1<<f.mbits-1))
+	if f.flavor == ieee && e == 1<<f.ebits-1 {
+		if m != 0 {
+			return math.NaN()
+		}
+		return math.Inf(int(sign))
+	}
+	if e == 0 {
+		return sign * math.Ldexp(m, 1-f.bias-int(f.mbits))
+	}
+	return sign * math.Ldexp(m+float64(int(1)<<f.mbits), e-f.bias-int(f.mbits))
+}

@@ -218,7 +218,7 @@ def test_pre_max_version_signature_falls_back(probe):
     prod = CtypesProducer(np.arange(4.0), legacy_signature=True)
     t, versioned = probe.import_tensor(prod)
     assert versioned == 0
-    assert prod.calls == [{}]
+    assert prod.calls == [{"stream": None}]  # the legacy signature, stream=None explicit
     assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
     del t
     gc.collect()

@@ -98,7 +98,7 @@ def test_legacy_producer_fallback():
     a = _arr()
     p = CtypesProducer(a, legacy_signature=True, versioned=False)
     t = godlpack.from_dlpack(p)
-    assert p.calls == [{}], "must retry without max_version after TypeError"
+    assert p.calls == [{"stream": None}], "must retry without max_version after TypeError, stream=None kept"
     assert t.data_ptr == a.ctypes.data
     np.testing.assert_array_equal(np.asarray(t), a)
     assert p.deleter_calls == 0
@@ -110,11 +110,59 @@ def test_legacy_producer_fallback_with_copy_and_device():
     a = _arr()
     p = CtypesProducer(a, legacy_signature=True, versioned=False)
     t = godlpack.from_dlpack(p, copy=True, device=(1, 0))
-    assert p.calls == [{}]
+    assert p.calls == [{"stream": None}]  # dl_device and copy refused too: the legacy signature
     # The legacy producer could not copy: godlpack did, and released the original.
     assert p.deleter_calls == 1
     assert t.is_copied and t.data_ptr != a.ctypes.data
     np.testing.assert_array_equal(np.asarray(t), a)
+
+
+class _LegacyStreamProducer:
+    """A pre-2023 producer: __dlpack__(stream=...) only, recording whether a
+    stream was passed at all (a missing one is its own default, not None)."""
+
+    def __init__(self, inner):
+        self.inner, self.streams = inner, []
+
+    def __dlpack__(self, *, stream="missing"):
+        self.streams.append(stream)
+        return self.inner.__dlpack__(stream=None) if stream != "missing" else self.inner.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.inner.__dlpack_device__()
+
+
+def test_the_legacy_retry_passes_stream_none_explicitly():
+    """The retry after a TypeError for max_version keeps stream=None: it used
+    to call __dlpack__() with no stream, which means something else to some
+    producers (PyTorch's default is -1: no synchronisation)."""
+    a = _arr()
+    p = _LegacyStreamProducer(CtypesProducer(a, legacy_signature=True, versioned=False))
+    t = godlpack.from_dlpack(p)
+    assert p.streams == [None] and t.data_ptr == a.ctypes.data
+
+
+def test_the_legacy_retry_keeps_dl_device_and_copy_when_the_producer_takes_them():
+    """A producer that refuses only max_version gets dl_device and copy again."""
+    calls = []
+
+    class NoMaxVersion:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __dlpack__(self, *, stream=None, dl_device=None, copy=None, **kw):
+            calls.append(dict(stream=stream, dl_device=dl_device, copy=copy, **kw))
+            if kw:
+                raise TypeError(f"unexpected keyword {sorted(kw)[0]!r}")
+            return self.inner.__dlpack__(stream=stream)
+
+        def __dlpack_device__(self):
+            return self.inner.__dlpack_device__()
+
+    a = _arr()
+    t = godlpack.from_dlpack(NoMaxVersion(CtypesProducer(a, versioned=False)), copy=False, device=(1, 0))
+    assert calls[-1] == {"stream": None, "dl_device": (1, 0), "copy": False}, calls
+    assert len(calls) == 2 and t.data_ptr == a.ctypes.data
 
 
 def test_producer_returning_legacy_despite_max_version():
@@ -153,7 +201,7 @@ def test_producer_typeerror_propagates_after_legacy_retry():
     p = CtypesProducer(_arr(), raises=TypeError("bad producer"))
     with pytest.raises(TypeError, match="bad producer"):
         godlpack.from_dlpack(p)
-    assert len(p.calls) == 2 and p.calls[1] == {}
+    assert len(p.calls) == 2 and p.calls[1] == {"stream": None}
 
 
 @pytest.mark.parametrize("value", [None, 42, b"dltensor", "dltensor", (1, 2), np.zeros(3)])

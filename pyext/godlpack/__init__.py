@@ -9,6 +9,7 @@ import os as _os
 from typing import Any, Sequence
 
 import math as _math
+import sys as _sys
 import operator as _operator
 
 from . import _godlpack
@@ -36,6 +37,8 @@ __all__ = [
     "__version__",
 ]
 
+_NATIVE_ORDER = "<" if _sys.byteorder == "little" else ">"
+
 # DLPack type codes of the integer kinds (tables: int 0, uint 1, bool 6).
 _CODE = {name: (code, bits) for name, code, bits in _DTYPES}
 
@@ -46,6 +49,10 @@ def _dtype_name(dtype: Any) -> str:
         return dtype
     name = getattr(dtype, "name", None)  # numpy.dtype, ml_dtypes
     if isinstance(name, str):
+        order = getattr(dtype, "byteorder", "=")  # '=' native, '|' no order (1 byte), '<'/'>' explicit
+        if order not in ("=", "|") and order != _NATIVE_ORDER:
+            raise ValueError(f"dtype {dtype!r} is byte-swapped ({order!r}): godlpack tensors hold values in the "
+                             f"native byte order ({_NATIVE_ORDER!r}); use {name!r}")
         return name
     if isinstance(dtype, type):  # numpy.float32, float, int, bool, complex
         return dtype.__name__

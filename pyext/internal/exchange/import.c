@@ -6,8 +6,7 @@
 /* Calls obj.__dlpack__ with the given keywords (NULL: left out); meth is the
  * type's method when it can be called directly (see gdl_dlpack_method), else
  * NULL: called by name. A producer that predates max_version (and
- * dl_device/copy) raises TypeError: it is called again with the stream
- * alone, the legacy signature. */
+ * dl_device/copy) raises TypeError: it is called again without them. */
 static PyObject* gdl_call_dlpack(PyObject* obj, PyObject* meth, PyObject* stream, PyObject* max_version,
                                  PyObject* dl_device, PyObject* copy) {
   PyObject* argv[5];
@@ -52,18 +51,19 @@ static PyObject* gdl_call_dlpack(PyObject* obj, PyObject* meth, PyObject* stream
                  Py_TYPE(obj)->tp_name);
     return NULL;
   }
-  if (nk == 0 || (nk == 1 && stream) || !PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
-  /* An old producer: it does not know max_version, dl_device or copy (and
-   * stream=None is its default, which some take no keyword for). */
+  if (!max_version || !PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
+  /* A producer that predates max_version. The retry keeps every other
+   * argument, stream=None included (a missing stream may mean something else
+   * to a producer: PyTorch's default is -1, no synchronisation). dl_device
+   * and copy came with max_version, so an old producer refuses them too: the
+   * last try is the legacy signature, __dlpack__(stream=...). */
   PyErr_Clear();
-  if (stream == NULL || stream == Py_None)
-    return PyObject_VectorcallMethod(GDL.s_dlpack, argv, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-  argv[1] = stream;
-  PyObject* kw = PyTuple_Pack(1, GDL.s_stream);
-  if (kw == NULL) return NULL;
-  r = PyObject_VectorcallMethod(GDL.s_dlpack, argv, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kw);
-  Py_DECREF(kw);
-  return r;
+  if (dl_device || copy) {
+    r = gdl_call_dlpack(obj, NULL, stream, NULL, dl_device, copy);
+    if (r != NULL || !PyErr_ExceptionMatches(PyExc_TypeError)) return r;
+    PyErr_Clear();
+  }
+  return gdl_call_dlpack(obj, NULL, stream, NULL, NULL, NULL);
 }
 
 /* gdl_managed_from_object with obj's __dlpack__ already looked up (meth). */
