@@ -3,12 +3,13 @@
 # <package>/testdata/fuzz/<Target>/: commit them, and plain `go test` runs
 # them as seeds from then on (consumer/testdata/fuzz/FuzzValidate holds some).
 FUZZTIME ?= 60s
-# dir:FuzzName for every `func FuzzName` in a _test.go file.
+# dir:FuzzName for every `func FuzzName` in a _test.go file; each runs in its
+# folder, so the examples' own Go modules (examples/vecmath) fuzz too.
 FUZZ_TARGETS = $(shell git ls-files '*_test.go' | xargs grep -o '^func Fuzz[A-Za-z0-9_]*' | \
 	sed 's|^|./|; s|/[^/]*:func |:|' | sort -u)
 .PHONY: fuzz
 fuzz:
 	@set -e; for pt in $(FUZZ_TARGETS); do \
 	  pkg=$${pt%%:*}; t=$${pt##*:}; echo "== $$t in $$pkg for $(FUZZTIME)"; \
-	  go test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  (cd $$pkg && go test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) .); \
 	done

@@ -344,21 +344,34 @@ static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) 
     PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
     return NULL;
   }
-  if (type == gdl_class_types[c->id]) return call_ctor(c, args, kwds);
+  if (type == gdl_class_types[c->id]) {
+    PyObject* r = call_ctor(c, args, kwds);
+    if (r != NULL && Py_TYPE(r) == type) ((gdl_obj*)r)->fresh = 1; /* the __init__ of this call is a no-op */
+    return r;
+  }
   gdl_obj* o = (gdl_obj*)type->tp_alloc(type, 0); /* handle 0 until __init__ */
   if (o != NULL) o->cls = c->id;
   return (PyObject*)o;
 }
 
-/* __init__ of a Go class: nothing for its own objects (Cls(...) made the
- * value); for an object of a Python subclass, the constructor's value, once. */
+/* __init__ of a Go class runs once per object: for its own objects it is
+ * the no-op that follows Cls(...) (the constructor made the value); for an
+ * object of a Python subclass, it calls the constructor. Any later call, on
+ * an object that holds its Go value, is a TypeError: it would otherwise do
+ * nothing, silently. */
 static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
   gdl_obj* o = (gdl_obj*)self;
   const gdl_class* c = class_of_type(Py_TYPE(self), all_classes, nall_classes);
-  if (c == NULL || Py_TYPE(self) == gdl_class_types[c->id]) return 0;
-  if (o->handle != 0) {
-    PyErr_Format(PyExc_RuntimeError, "%s.__init__: the %.200s object holds its Go value already", c->name,
-                 Py_TYPE(self)->tp_name);
+  if (c == NULL) return 0;
+  if (o->fresh) {
+    o->fresh = 0;
+    return 0;
+  }
+  if (o->handle != 0 || Py_TYPE(self) == gdl_class_types[c->id]) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s.__init__: the %.200s object holds its Go value already (__init__ runs once, when the object "
+                 "is made: make a new one)",
+                 c->name, Py_TYPE(self)->tp_name);
     return -1;
   }
   PyObject* r = call_ctor(c, args, kwds);

@@ -17,6 +17,7 @@ typedef struct {
   PyObject_HEAD
   uintptr_t handle;
   int cls;
+  int fresh;          /* made by Cls(...) and not yet past its __init__ */
   PyObject* weaklist; /* weak references (pyext's WeakRef) */
 } gdl_obj;
 

@@ -100,7 +100,8 @@ func stubClass(b *strings.Builder, ci *classInfo) {
 		if p := stubParams(ci.ctor); p != "" {
 			params += ", " + p
 		}
-		fmt.Fprintf(b, "    def __init__(%s) -> None: ...\n", params)
+		// Once: Cls(...) runs it; a second call raises (ext_class.c obj_tp_init).
+		fmt.Fprintf(b, "    def __init__(%s) -> None: ...  # once, by Cls(...); again: TypeError\n", params)
 	}
 	for _, f := range ci.methods {
 		if strings.HasSuffix(f.name, ".__repr__") || strings.HasSuffix(f.name, ".__str__") {

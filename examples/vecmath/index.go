@@ -161,7 +161,9 @@ func (ix *Index) UnmarshalBinary(data []byte) error {
 	}
 	name := make([]byte, n)
 	_, _ = r.Read(name)
-	if r.Len()%(8*int(dim)) != 0 {
+	// Whole rows of dim float64s; no product of dim is formed, so a crafted
+	// dim cannot overflow into a size that fits.
+	if rest := int64(r.Len()); rest%8 != 0 || (rest/8)%dim != 0 {
 		return &pyext.ValueError{Msg: "Index: corrupt pickle"}
 	}
 	ix.dim, ix.name = int(dim), string(name)

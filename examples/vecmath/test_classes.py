@@ -7,6 +7,7 @@ import gc
 import inspect
 import os
 import pickle
+import struct
 import subprocess
 import sys
 import threading
@@ -216,6 +217,28 @@ def test_pickling_round_trips_through_marshal_binary():
         vecmath._rebuild_object(vecmath.Index, b"\x00")
     with pytest.raises(TypeError, match="no picklable Go class"):
         vecmath._rebuild_object(vecmath.Counter, b"")
+
+
+def test_init_on_a_live_object_raises_instead_of_doing_nothing():
+    """ix.__init__(0) used to return silently (Index(0) raises), and
+    ix.__init__(5, 'b') kept the old values."""
+    ix = vecmath.Index(3, "a")
+    ix.add(np.ones(3))
+    for args in [(0,), (5, "b")]:
+        with pytest.raises(TypeError, match="holds its Go value already"):
+            ix.__init__(*args)
+    assert (ix.dim, ix.name, ix.size) == (3, "a", 1)
+    y = pickle.loads(pickle.dumps(ix))  # an object made without Cls(...) refuses it too
+    with pytest.raises(TypeError, match="holds its Go value already"):
+        y.__init__(3)
+
+
+@pytest.mark.parametrize("dim", [2**61, 2**61 + 1, 2**63 - 1])
+def test_a_crafted_pickle_dim_whose_row_size_overflows_is_corrupt(dim):
+    """8*dim wrapped: 2**61 raised a Go panic, 2**61+1 was taken as 8-byte rows."""
+    data = struct.pack("<qq", dim, 0) + struct.pack("<d", 1.0)
+    with pytest.raises(ValueError, match="corrupt pickle"):
+        vecmath._rebuild_object(vecmath.Index, data)
 
 
 def test_unpickled_in_a_fresh_process_that_never_imports_godlpack(tmp_path):

@@ -26,7 +26,7 @@ class Tensor:
 class Index:
     "A nearest-neighbour index of float64 vectors of length dim (brute force, Euclidean)."
 
-    def __init__(self, dim: int, name: str = '') -> None: ...
+    def __init__(self, dim: int, name: str = '') -> None: ...  # once, by Cls(...); again: TypeError
     def add(self, x: SupportsDLPack, /) -> int:
         "Appends the rows of x (a float64 array of n*dim values, any shape); returns how many rows were added."
     def extend(self, rows: ArrayLike) -> int:
@@ -53,7 +53,7 @@ class Index:
 class Counter:
     "A thread-safe counter."
 
-    def __init__(self, start: int = 0) -> None: ...
+    def __init__(self, start: int = 0) -> None: ...  # once, by Cls(...); again: TypeError
     def incr(self, by: int = 1) -> int:
         "Adds by; returns the new value."
     def merge(self, other: Counter, /) -> int:

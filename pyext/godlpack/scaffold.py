@@ -186,7 +186,7 @@ dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any: ...
 class Stats:
     "A running count and mean of float64 values."
 
-    def __init__(self) -> None: ...
+    def __init__(self) -> None: ...  # once, by Cls(...); again: TypeError
     def add(self, x: SupportsDLPack, /) -> None:
         "Adds the values of the float64 array x."
     @property

@@ -455,7 +455,7 @@ def test_a_subclass_whose_init_skips_super_holds_nothing_and_says_so():
         f[0]
     classmod.Vec.__init__(f, 2)  # late, but it works
     assert len(f) == 2
-    with pytest.raises(RuntimeError, match="holds its Go value already"):
+    with pytest.raises(TypeError, match="holds its Go value already"):
         classmod.Vec.__init__(f, 3)
 
 

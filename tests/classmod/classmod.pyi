@@ -31,7 +31,7 @@ class NotFound(KeyError):
 class Vec:
     "A vector of n zeros."
 
-    def __init__(self, n: int) -> None: ...
+    def __init__(self, n: int) -> None: ...  # once, by Cls(...); again: TypeError
     def __hash__(self) -> int:
         ""
     def append(self, x: float, /) -> None:
@@ -72,7 +72,7 @@ class Vec:
 class Point:
     "A point."
 
-    def __init__(self, x: int, y: int, /) -> None: ...
+    def __init__(self, x: int, y: int, /) -> None: ...  # once, by Cls(...); again: TypeError
     @property
     def x(self) -> int:
         "x"
@@ -84,12 +84,12 @@ class Point:
 class Bare:
     "Nothing declared."
 
-    def __init__(self) -> None: ...
+    def __init__(self) -> None: ...  # once, by Cls(...); again: TypeError
 
 class Key:
     "A value key."
 
-    def __init__(self, name: str, n: int, f: float, /) -> None: ...
+    def __init__(self, name: str, n: int, f: float, /) -> None: ...  # once, by Cls(...); again: TypeError
     def __hash__(self) -> int:
         ""
     def __eq__(self, other: object, /) -> bool: ...
