@@ -111,7 +111,7 @@ func TestClassDefinitionChecks(t *testing.T) {
 	stub := m.Stub()
 	for _, want := range []string{
 		"class Point:\n    \"A point.\\n\"\n",
-		"    def __init__(self, x: float = 0.0, y: float = 0.0) -> None: ...\n",
+		"    def __init__(self, x: float = 0.0, y: float = 0.0) -> None: ...  # once, by Cls(...); again: TypeError\n",
 		"    def norm2(self) -> float:\n",
 		"    def scale(self, v: SupportsDLPack, a: float = 2.0) -> None:\n",
 		"    @property\n    def x(self) -> float:\n", "    @x.setter\n    def x(self, value: float) -> None: ...\n",
