@@ -19,6 +19,11 @@ if _SANITIZER and f"{os.sep}build{os.sep}{_SANITIZER}{os.sep}" not in _godlpack.
     raise RuntimeError(f"GODLPACK_SANITIZER={_SANITIZER} but the module under test is {_godlpack.__file__}")
 
 
+# TensorFlow and PaddlePaddle are too large for CI's venv: their tests run in
+# `make test-peers` only (mk/peers.mk), never as skips in `make test`.
+collect_ignore = [] if os.environ.get("GODLPACK_LARGE_PEERS") else ["test_large_peers.py"]
+
+
 def child_env(*first: str, **extra: str) -> dict[str, str]:
     """os.environ for a child Python that imports the godlpack build this
     process imported (pyext/, or make asan's instrumented one), with first

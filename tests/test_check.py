@@ -9,6 +9,7 @@ not turn the suite red. Re-record with ``python tests/test_check.py --update``.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -21,11 +22,18 @@ from conftest import child_env
 from godlpack import conformance as check
 
 FINDINGS = os.path.join(os.path.dirname(__file__), "peer_findings.json")
-PEERS = ("numpy", "torch", "jax", "tvm_ffi")
+# The peers CI installs (pyproject's `dev`); TensorFlow and Paddle: `make test-peers`.
+PEERS = ("numpy", "torch", "jax", "tvm_ffi", "pyarrow", "array_api_strict", "mlx", "ml_dtypes", "dask")
 
 
 def peer_version(name: str) -> str:
-    return str(importlib.import_module(name).__version__)
+    version = getattr(importlib.import_module(name), "__version__", None)  # mlx (a namespace) has none
+    version = str(version) if version is not None else importlib.metadata.version(name)
+    if name == "ml_dtypes":  # its rows are NumPy's export and import of its dtypes
+        import numpy
+
+        version += f"+numpy{numpy.__version__}"
+    return version
 
 
 def load_findings() -> dict:
