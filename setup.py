@@ -25,6 +25,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 MODULE = "github.com/godlpack/godlpack"
 
+# Adapter packages an extension may import besides pyext (docs/gonum.md): each
+# imports pyext and a third-party library, which the extension's own go.mod
+# adds (go get). Listed, not asked of go list, which would need that library.
+ADAPTERS = ["pyext/gonum"]
+
 
 def go_packages() -> list[str]:
     """The directories of this module's Go packages that an extension links
@@ -35,7 +40,7 @@ def go_packages() -> list[str]:
     except (OSError, subprocess.CalledProcessError) as e:
         raise SystemExit(f"godlpack needs Go (the version go.mod names) on PATH to build: go list failed: {e}")
     pkgs = [p for p in out.split() if p == MODULE or p.startswith(MODULE + "/")]
-    return [os.path.relpath(p[len(MODULE):].lstrip("/") or ".") for p in pkgs]
+    return [os.path.relpath(p[len(MODULE):].lstrip("/") or ".") for p in pkgs] + ADAPTERS
 
 
 def go_source_files() -> list[str]:

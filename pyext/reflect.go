@@ -23,6 +23,7 @@ import (
 // its id; an error (a bad option) registers nothing.
 func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []byte) error {
 	c := f.c
+	opts = append(append([]Option{}, f.implied...), opts...) // first, so that a Require against them names both
 	mask, err := writesMask(opts, unsafe.Slice((*byte)(unsafe.Pointer(&c.sig[0])), nparams))
 	if err != nil {
 		return err
@@ -80,6 +81,7 @@ type goFunc struct {
 	params   []param
 	results  []result
 	hasErr   bool
+	implied  []Option // the requirements of registered array types' parameters (arraytype.go)
 	c        *C.gdl_fn
 }
 
@@ -123,6 +125,9 @@ func newGoFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) 
 		}
 		sig[i] = kind
 		c.elem[i] = elemOf(t.In(i))
+		if at := arrayTypeOf(t.In(i)); at != nil {
+			f.implied = append(f.implied, at.require(i))
+		}
 		f.params = append(f.params, p)
 	}
 	nout := t.NumOut()
@@ -153,6 +158,16 @@ func newGoFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) 
 }
 
 func paramFor(t reflect.Type) (byte, param, error) {
+	if at := arrayTypeOf(t); at != nil { // arraytype.go
+		return C.GDL_V_ARRAY, func(v *C.gdl_value, name string, i int) (reflect.Value, error) {
+			x, err := at.param(v, name, i)
+			rv := reflect.New(t).Elem() // t may be an interface type
+			if x != nil {
+				rv.Set(reflect.ValueOf(x))
+			}
+			return rv, err
+		}, nil
+	}
 	switch t.Kind() {
 	case reflect.Float32, reflect.Float64:
 		return C.GDL_V_FLOAT, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
@@ -208,7 +223,7 @@ func paramFor(t reflect.Type) (byte, param, error) {
 	if classFor(t) != nil {
 		return C.GDL_V_OBJ, objParam, nil
 	}
-	return 0, nil, fmt.Errorf("unsupported parameter type %v", t)
+	return 0, nil, fmt.Errorf("unsupported parameter type %v%s", t, adapterHint(t))
 }
 
 type overflowError struct{ msg string }
@@ -252,6 +267,9 @@ func sliceParam(t reflect.Type) (param, bool) {
 // typed slice's element dtype, a numeric scalar's Go type (for its range
 // check), zero for anything else.
 func elemOf(t reflect.Type) C.gdl_elem {
+	if at := arrayTypeOf(t); at != nil {
+		return at.cElem()
+	}
 	if e, ok := ndElemOf(t); ok { // ndarray.go
 		return e
 	}
@@ -340,6 +358,15 @@ func cView(v *C.gdl_value) godlpack.Tensor {
 }
 
 func resultFor(t reflect.Type) (result, error) {
+	if at := arrayTypeOf(t); at != nil { // arraytype.go
+		return result{C.GDL_V_ARRAY, func(rv reflect.Value, v *C.gdl_value, in []span) error {
+			var x any
+			if rv.IsValid() { // a nil interface, through the typed wrappers, is not
+				x = rv.Interface()
+			}
+			return at.put(x, v, in)
+		}}, nil
+	}
 	switch t.Kind() {
 	case reflect.Float32, reflect.Float64:
 		return result{C.GDL_V_FLOAT, func(rv reflect.Value, v *C.gdl_value, _ []span) error { v.f = C.double(rv.Float()); return nil }}, nil
@@ -386,7 +413,7 @@ func resultFor(t reflect.Type) (result, error) {
 	if classFor(t) != nil {
 		return objResult(t), nil
 	}
-	return result{}, fmt.Errorf("unsupported result type %v", t)
+	return result{}, fmt.Errorf("unsupported result type %v%s", t, adapterHint(t))
 }
 
 // sliceSource exports a returned slice zero-copy, pinned until Python

@@ -218,6 +218,10 @@ func StubType(t reflect.Type, param bool) string {
 		return ci.name
 	}
 	switch {
+	case arrayTypeOf(t) != nil && param: // RegisterArrayType's types
+		return "SupportsDLPack"
+	case arrayTypeOf(t) != nil:
+		return "Tensor"
 	case t == tensorType || t == borrowType || t.Kind() == reflect.Slice && param:
 		return "SupportsDLPack"
 	case t.Kind() == reflect.Slice || t == sourceType:

@@ -48,6 +48,7 @@ type cValue = C.gdl_value
 type argConv[A any] struct {
 	kind byte
 	elem C.gdl_elem // what C checks a typed-slice argument against
+	arr  *arrayType // a registered array type (arraytype.go)
 	conv func(v *C.gdl_value, name string, i int) (A, error)
 }
 
@@ -71,6 +72,15 @@ func argOf[A any]() (argConv[A], error) {
 	var z A
 	if kind == C.GDL_V_OBJ { // a *T of a Go class (class.go): its handle, no reflection
 		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return cgo.Handle(v.i).Value().(A), nil }
+		return ac, nil
+	}
+	if at := arrayTypeOf(t); at != nil { // no reflection: View's T, boxed
+		ac.arr = at
+		ac.conv = func(v *C.gdl_value, name string, i int) (A, error) {
+			x, err := at.param(v, name, i)
+			a, _ := x.(A)
+			return a, err
+		}
 		return ac, nil
 	}
 	switch any(z).(type) {
@@ -214,9 +224,10 @@ func putResult[R any](rc resConv[R], r R, out []C.gdl_value, in []C.gdl_value) (
 type paramSpec struct {
 	kind byte
 	elem C.gdl_elem
+	arr  *arrayType
 }
 
-func (a argConv[A]) spec() paramSpec { return paramSpec{a.kind, a.elem} }
+func (a argConv[A]) spec() paramSpec { return paramSpec{a.kind, a.elem, a.arr} }
 
 // newTyped makes the C descriptor for a typed function.
 func newTyped(name, doc string, opts []Option, params []paramSpec, kind byte, call typedCall) (*goFunc, error) {
@@ -225,6 +236,9 @@ func newTyped(name, doc string, opts []Option, params []paramSpec, kind byte, ca
 	for i, p := range params {
 		f.c.sig[i] = C.char(p.kind)
 		f.c.elem[i] = p.elem
+		if p.arr != nil {
+			f.implied = append(f.implied, p.arr.require(i))
+		}
 	}
 	var kinds []byte
 	if kind != 0 {

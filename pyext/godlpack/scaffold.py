@@ -336,6 +336,14 @@ arguments and defaults). A Go type becomes a Python class with
 
     export CGO_CFLAGS="$(python3-config --includes)"
 
+Other Go modules: `go get gonum.org/v1/gonum` (any module path) adds it to
+go.mod and go.sum; import it in main.go and `pip install .` again (the module
+proxy, or Go's module cache, is needed once). gonum's `*mat.Dense` and
+`*mat.VecDense` then work as zero-copy float64 array parameters and results
+with one more import, `_ "github.com/godlpack/godlpack/pyext/gonum"`
+(godlpack's docs/gonum.md). `go mod tidy` drops the `// indirect` mark
+`go get` leaves.
+
 Where godlpack comes from: go.mod's `replace` line points at the Go source
 shipped inside the godlpack {version} Python package that wrote this project
 (`python -c "import godlpack; print(godlpack.get_go_source())"`), and
