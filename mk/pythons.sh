@@ -1,34 +1,24 @@
 #!/usr/bin/env bash
-# make test-pythons: for every CPython >= 3.11 this machine has (pyenv's, else
-# python3.X on PATH), build the extension and the probes with it, then run the
-# NumPy-only suite in a throwaway venv (numpy pytest hypothesis psutil ml_dtypes
-# setuptools). Prints a table; versions not found are listed as skipped.
+# make test-pythons: for every CPython 3.11-3.15, build the extension and the
+# probes with it, then run the NumPy-only suite in a throwaway venv (numpy
+# pytest hypothesis psutil ml_dtypes setuptools). A version this machine lacks
+# (pyenv's, else python3.X on PATH) is taken from a Debian unstable root
+# (mk/debian-pythons.sh: 3.14 and 3.15) where root and apt allow; under CI
+# (CI=true) a version that can be had by neither fails the target instead of
+# being skipped. A free-threaded python3.Xt found on the machine is tested
+# too. Prints a table.
+#   bash mk/pythons.sh [--one PYTHON]   (--one: one interpreter, one row on fd 3)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS=-buildvcs=false
 DEPS="numpy pytest hypothesis psutil ml_dtypes setuptools>=77"  # 3.11 venvs come with setuptools 65 (no bdist_wheel)
-WANT="3.11 3.12 3.13 3.14 3.15"
+WANT=${PYTHONS:-3.11 3.12 3.13 3.14 3.15}
+FROM_DEBIAN="3.14 3.15"
 
-find_python() {  # $1 = 3.X: the newest patch release found
-  local root
-  if command -v pyenv >/dev/null 2>&1; then
-    root=$(pyenv root)
-    local v
-    v=$(ls -d "$root"/versions/"$1".[0-9]* 2>/dev/null | grep -E "/$1\.[0-9]+$" | sort -V | tail -1)
-    if [ -n "$v" ] && [ -x "$v/bin/python$1" ]; then echo "$v/bin/python$1"; return; fi
-  fi
-  command -v "python$1" 2>/dev/null || true
-}
-
-rows=()
-failed=0
-for minor in $WANT; do
-  py=$(find_python "$minor")
-  if [ -z "$py" ]; then
-    rows+=("$minor | skipped: not installed | - | -")
-    continue
-  fi
-  full=$("$py" -c 'import platform; print(platform.python_version())')
+# One interpreter: build, import, suite. Prints the table row on fd 3.
+one() {
+  local py=$1 full tmp suffix inc ext probe log status result rc
+  full=$("$py" -c 'import platform, sysconfig; print(platform.python_version() + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""))')
   tmp=$(mktemp -d)
   suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
   inc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
@@ -52,17 +42,44 @@ for minor in $WANT; do
     [ $rc -eq 0 ] || status="tests failed"
   fi
   if [ "$status" != ok ]; then
-    failed=1
-    echo "--- $minor: $status; last lines:"; tail -n 30 "$log"; grep -E "^(FAILED|ERROR)" "$tmp/pytest" || tail -n 30 "$tmp/pytest"
+    echo "--- $full: $status; last lines:"; tail -n 30 "$log"; grep -E "^(FAILED|ERROR)" "$tmp/pytest" || tail -n 30 "$tmp/pytest"
   fi
-  # The python3.X builds are this target's own: the default one (make ext) stays.
-  [ "$suffix" = "$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" ] || rm -f "$ext" "$probe"
-  rows+=("$full | $status | $result | $("$tmp/venv/bin/python" -c 'import numpy; print(numpy.__version__)' 2>/dev/null || echo -)")
+  # Builds for other interpreters are this target's own: the default one (make ext) stays.
+  [ "$suffix" = "$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)" ] || rm -f "$ext" "$probe"
+  echo "$full | $status | $result | $("$tmp/venv/bin/python" -c 'import numpy; print(numpy.__version__)' 2>/dev/null || echo -)" >&3
   rm -rf "$tmp"
+}
+
+if [ "${1:-}" = --one ]; then
+  one "$2"
+  exit 0
+fi
+
+rowfile=$(mktemp)
+trap 'rm -f "$rowfile"' EXIT
+failed=0
+for minor in $WANT; do
+  py=$(bash tools/find_python.sh "$minor")
+  if [ -n "$py" ]; then
+    one "$py" 3>>"$rowfile"
+  elif [[ " $FROM_DEBIAN " == *" $minor "* ]] && bash mk/debian-pythons.sh ensure; then
+    echo "== python$minor from the Debian unstable root (mk/debian-pythons.sh)"
+    bash mk/debian-pythons.sh run bash mk/pythons.sh --one "/usr/bin/python$minor" 3>>"$rowfile" \
+      || echo "$minor | Debian root failed | - | -" >>"$rowfile"
+  elif [ "${CI:-}" = true ]; then
+    echo "$minor | not found (CI needs every version) | - | -" >>"$rowfile"
+  else
+    echo "$minor | skipped: not installed | - | -" >>"$rowfile"
+  fi
+  # A free-threaded build of the same version, where the machine has one.
+  if ft=$(command -v "python${minor}t"); then one "$ft" 3>>"$rowfile"; fi
 done
 
 echo
 echo "| Python | result | NumPy-only suite | NumPy |"
 echo "|---|---|---|---|"
-for r in "${rows[@]}"; do echo "| ${r// | / | } |"; done
+while IFS= read -r r; do
+  echo "| $r |"
+  case $r in *"| ok |"*|*"| skipped: not installed |"*) ;; *) failed=1 ;; esac
+done <"$rowfile"
 exit $failed

@@ -3,7 +3,7 @@
 # 3.X under qemu-user with WHEEL and the NumPy-only suite's dependencies
 # importable (for mk/wheels.sh). Everything comes from package registries,
 # unpacked without installing: Debian's arm64 python3.X (bookworm has 3.11,
-# trixie 3.13; no Debian release has 3.12) and amd64 qemu-user-static, via a
+# trixie 3.13, unstable 3.14 and 3.15; none has 3.12) and amd64 qemu-user, via a
 # private apt state (the system's apt configuration is not touched), and the
 # dependencies' aarch64 wheels from PyPI (pip --platform). No binfmt needed:
 # the interpreter is a script running `qemu-aarch64-static -L SYSROOT
@@ -12,7 +12,12 @@
 set -euo pipefail
 minor=$1 whl=$2
 # qemu: bookworm's qemu-user-static; trixie's qemu-user is static itself.
-case $minor in 3.11) suite=bookworm qpkg=qemu-user-static ;; 3.13) suite=trixie qpkg=qemu-user ;; *) echo "no Debian arm64 python$minor" >&2; exit 3 ;; esac
+case $minor in
+  3.11) suite=bookworm qpkg=qemu-user-static ;;
+  3.13) suite=trixie qpkg=qemu-user ;;
+  3.14|3.15) suite=unstable qpkg=qemu-user ;;
+  *) echo "no Debian arm64 python$minor" >&2; exit 3 ;;
+esac
 command -v apt-get >/dev/null || { echo "no apt-get (Debian/Ubuntu) to fetch python$minor:arm64" >&2; exit 3; }
 tools=$(cd "${WHEEL_TOOLS:-.wheeltools}" && pwd)
 dir=$tools/arm64/$minor root=$tools/arm64/$minor/root
@@ -27,7 +32,8 @@ if [ ! -e "$dir/.done" ]; then
     echo "deb [arch=arm64,amd64 signed-by=$key] http://deb.debian.org/debian $suite main"
     [ $suite = bookworm ] && echo "deb [arch=arm64,amd64 signed-by=$key] http://deb.debian.org/debian-security $suite-security main"
   } >"$dir/sources.list"
-  apt=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64 -o APT::Architectures::=amd64
+  # The mirror's snapshot of unstable may carry an expired Release date.
+  apt=(-o Acquire::Check-Valid-Until=false -o APT::Architecture=arm64 -o APT::Architectures::=arm64 -o APT::Architectures::=amd64
        -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" -o Dir::State::Status=/dev/null
        -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/nonexistent)
   apt-get "${apt[@]}" -qq update >&2

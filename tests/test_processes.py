@@ -61,7 +61,7 @@ def test_fork_refusal_names_the_module_the_user_imported(tmp_path, vecmath_path)
     """, vecmath_env(vecmath_path))
     assert out.startswith("vecmath cannot call into Go"), out
     assert "godlpack" not in out, out
-    assert "'spawn' or 'forkserver'" in out, out
+    assert "'spawn' or 'forkserver'" in out and "set_forkserver_preload([])" in out, out
 
 
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
@@ -77,6 +77,7 @@ def test_vecmath_tensors_as_arguments_and_results_of_a_pool(tmp_path, vecmath_pa
             return vecmath.add(t, t)
 
         if __name__ == "__main__":
+            mp.set_forkserver_preload([])  # the server would import this script, and vecmath (3.14+)
             xs = [vecmath.add(np.arange(4.0) + i, np.zeros(4)) for i in range(4)]
             with mp.get_context({method!r}).Pool(2) as pool:
                 rs = pool.map(kernel, xs, chunksize=1)
@@ -87,6 +88,31 @@ def test_vecmath_tensors_as_arguments_and_results_of_a_pool(tmp_path, vecmath_pa
             print("ok")
     """, vecmath_env(vecmath_path))
     assert out.strip() == "ok"
+
+
+def test_python_314s_forkserver_preload_is_refused_clearly(tmp_path, vecmath_path):
+    """From Python 3.14 the forkserver imports __main__ before it forks the
+    workers, so a script that imports a Go extension at the top level gives
+    workers forked from a Go runtime: their Go calls are refused, naming the
+    remedy (before 3.14 they import it themselves and work)."""
+    out = run_script(tmp_path, """
+        import multiprocessing as mp, sys
+        import numpy as np, vecmath
+
+        def kernel(i):
+            try:
+                return str(vecmath.norm(np.full(4, float(i))))
+            except RuntimeError as e:
+                return str(e)
+
+        if __name__ == "__main__":
+            with mp.get_context("forkserver").Pool(1) as pool:
+                print(pool.map(kernel, [1])[0])
+    """, vecmath_env(vecmath_path))
+    if sys.version_info >= (3, 14):
+        assert out.startswith("vecmath cannot call into Go") and "set_forkserver_preload([])" in out, out
+    else:
+        assert out.strip() == "2.0", out
 
 
 def test_vecmath_tensors_through_a_process_pool_executor(tmp_path, vecmath_path):

@@ -23,6 +23,7 @@ import sys
 import zipfile
 
 import pytest
+from conftest import child_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -65,7 +66,10 @@ def _run(cmd, cwd, env, timeout=600):
 
 
 def _new_env():
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "pyext"), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    # The godlpack under test, where it was imported from: pyext/ in the source
+    # tree, site-packages for an installed wheel (make wheels runs this suite
+    # against one, and the tree's pyext/ holds no built extension then).
+    env = child_env(PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONNOUSERSITE", None)
     return env
 
@@ -95,7 +99,9 @@ def test_new_project_builds_and_passes_its_tests_in_a_fresh_venv(tmp_path):
     project = tmp_path / "mykern"
     with open(project / "go.mod") as f:
         gomod = f.read()
-    assert f"replace github.com/godlpack/godlpack => {ROOT}\n" in gomod
+    import godlpack
+
+    assert f"replace github.com/godlpack/godlpack => {godlpack.get_go_source()}\n" in gomod
     before = sorted(p.relative_to(project).as_posix() for p in project.rglob("*"))
     py, venv_env, site = _fresh_venv(tmp_path)
 

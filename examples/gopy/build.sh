@@ -28,6 +28,9 @@ if [ ! -x "$bin/gopy" ] || [ ! -x "$bin/goimports" ] || [ "$here/tools/go.mod" -
 fi
 
 export PATH="$bin:$PATH" GOFLAGS="${GOFLAGS:--buildvcs=false}"
+# gopy's generated C declares `typedef uint8_t bool;`, which C23 (the default
+# of GCC 15, Debian's from trixie on) refuses: its C is C17.
+export CC="${CC:-cc} -std=gnu17"
 # gopydl needs no Python headers; gopy sets CGO_CFLAGS/LDFLAGS for its own C.
 cd "$here"
 rm -rf "$out" && mkdir -p "$here/build"

@@ -47,6 +47,7 @@ def test_a_typed_method_of_six_parameters():
 
 def test_typed_arguments_are_checked_and_named_like_reflection():
     x = np.arange(4.0)
+    refs = sys.getrefcount(x)  # 2 before Python 3.14, 1 from 3.14 (the call borrows its argument)
     for f in (classmod.mix6, classmod.mix6_refl):
         with pytest.raises(TypeError, match=r"argument 5 must be str, not int"):
             f(x, 1.0, 1, True, 5, 0.5)
@@ -58,7 +59,7 @@ def test_typed_arguments_are_checked_and_named_like_reflection():
         classmod.mix6e(x, 1.0, n="a")
     with pytest.raises(RuntimeError, match=r"^Go panic in panic3\(\): panic3\(1, 2, 3\)"):
         classmod.panic3(1, 2, 3)
-    assert sys.getrefcount(x) == 2
+    assert sys.getrefcount(x) == refs
 
 
 # ---- weak references -------------------------------------------------------------

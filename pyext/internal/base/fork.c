@@ -29,6 +29,8 @@ int gdl_go_ready(void) {
   PyErr_Format(PyExc_RuntimeError,
                "%s cannot call into Go in a process forked after %s was imported "
                "(the Go runtime does not survive fork); use the 'spawn' or 'forkserver' "
-               "multiprocessing start method", module, module);
+               "multiprocessing start method, and with 'forkserver' on Python 3.14+ call "
+               "multiprocessing.set_forkserver_preload([]) first (its server imports __main__, "
+               "and so %s, before it forks the workers)", module, module, module);
   return 0;
 }
