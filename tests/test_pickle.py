@@ -256,3 +256,35 @@ def test_rebuild_is_the_owning_modules_and_pickles_by_reference():
     fn, args = godlpack.zeros(2).__reduce_ex__(2)
     assert isinstance(args[1], bytes)
     assert b"_rebuild_tensor" in pickle.dumps(godlpack.zeros(2))
+
+
+# --- _rebuild_tensor fuzzed: a Tensor over exactly the bytes given, or a clear refusal -------------
+
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ints = st.one_of(st.integers(-3, 70), st.integers(-(2**64), 2**64), st.sampled_from([1 << 61, 1 << 62, 2**63 - 1]))
+_dtypes = st.one_of(st.tuples(st.sampled_from([0, 1, 2, 4, 5, 6, 17, 99, -1]), st.sampled_from([1, 4, 8, 16, 32, 64, 7]),
+                              st.sampled_from([1, 2, 4, 0, 1 << 20])),
+                    st.tuples(_ints, _ints), st.just("float32"), st.none())
+_shapes = st.one_of(st.lists(_ints, max_size=5).map(tuple), st.lists(st.integers(0, 4), max_size=3), st.just(True),
+                    st.tuples(st.booleans()))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(1, bytes(range(24)), (2, 64, 1), (3,), "C", False, (1, 0))  # taken
+@example(1, bytes(range(24)), (2, 64, 1), (4,), "C", False, (1, 0))  # 8 bytes short
+@example(1, bytes(range(6)), (1, 8, 1), (2, 3), "F", True, (1, 0))  # taken, Fortran order
+@given(version=st.sampled_from([1, 0, 2, -1, "1"]), data=st.one_of(st.binary(max_size=96), st.just(bytearray(8)),
+                                                                  st.just(memoryview(b"\x00" * 16)), st.integers()),
+       dtype=_dtypes, shape=_shapes, order=st.sampled_from(["C", "F", "K", "", 3]),
+       readonly=st.sampled_from([False, True, 1, None]),
+       device=st.one_of(st.just((1, 0)), st.tuples(st.integers(-2, 20), st.integers(-2, 3)), st.just("cpu")))
+def test_rebuild_fuzzed_gives_the_bytes_or_a_clear_exception(version, data, dtype, shape, order, readonly, device):
+    try:
+        t = REBUILD(version, data, dtype, shape, order, readonly, device)
+    except (ValueError, TypeError, OverflowError, BufferError, MemoryError):
+        return
+    # Taken: a CPU tensor over exactly those bytes, with that shape.
+    assert isinstance(t, godlpack.Tensor) and t.shape == tuple(shape)
+    assert t.nbytes == len(bytes(data)) and raw(t) == bytes(data)
