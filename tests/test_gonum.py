@@ -14,25 +14,16 @@ import sysconfig
 import textwrap
 
 import pytest
+from gomod import build_and_check
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GONUMMOD = os.path.join(ROOT, "tests", "gonummod")
 
 
 def test_gonum_types_in_a_go_extension(tmp_path):
-    out = tmp_path / ("gonummod" + sysconfig.get_config_var("EXT_SUFFIX"))
-    build = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out),
-                            "./tests/gonummod"], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert build.returncode == 0, build.stdout + build.stderr
-    env = dict(os.environ, PYTHONPATH=str(tmp_path))
-    # --noconftest: tests/conftest.py imports godlpack (a second Go runtime).
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
-                        "-W", "error::RuntimeWarning", os.path.join(GONUMMOD, "check_gonummod.py")], cwd=tmp_path,
-                       env=env, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert " passed" in r.stdout and " failed" not in r.stdout, r.stdout
+    out = build_and_check(tmp_path, "gonummod")
     if importlib.util.find_spec("torch") is not None:  # the NumPy-only suite skips the PyTorch test
-        assert "skipped" not in r.stdout, r.stdout
+        assert "skipped" not in out, out
 
 
 def test_the_stub_types_gonum_parameters_as_arrays():

@@ -1,0 +1,29 @@
+"""The test extensions under tests/ (classmod, arrmod, gonummod): each is a Go
+main package with a check_NAME.py of pytest tests beside it."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def build_and_check(tmp_path, name: str) -> str:
+    """Builds tests/NAME as the extension NAME in tmp_path, then runs
+    tests/NAME/check_NAME.py against it in a pytest of its own, with the
+    extension alone on its path and no conftest (tests/conftest.py imports
+    godlpack, which an extension must never need). Returns pytest's output,
+    failing with it unless every test passed."""
+    out = tmp_path / (name + sysconfig.get_config_var("EXT_SUFFIX"))
+    build = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out),
+                            f"./tests/{name}"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
+                        "-W", "error::RuntimeWarning", os.path.join(ROOT, "tests", name, f"check_{name}.py")],
+                       cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(tmp_path)), capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert " passed" in r.stdout and " failed" not in r.stdout, r.stdout
+    return r.stdout
