@@ -279,3 +279,31 @@ def test_eight_go_extensions_and_godlpack_run_together(spin_dir):
     # A runtime starts a handful of threads (sysmon, GC workers, a template
     # thread...), never one per goroutine.
     assert all(0 < t <= 12 for t in per_thread), per_thread
+
+
+NOTIFY = r"""
+import os, signal, time, spin_a
+def fire():
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(50):
+            time.sleep(0.01)
+        return "no KeyboardInterrupt"
+    except KeyboardInterrupt:
+        return "KeyboardInterrupt"
+print(fire(), spin_a.interrupts())
+spin_a.notify_interrupt()
+print(fire(), spin_a.interrupts())
+spin_a.stop_notify()
+print(fire(), spin_a.interrupts())
+"""
+
+
+def test_signal_notify_in_an_extension_takes_sigint_until_stop(spin_dir):
+    """What docs/runtimes.md says of a user's own signal.Notify: the Go
+    runtime's handler takes SIGINT from Python (no KeyboardInterrupt) and
+    signal.Stop gives it back."""
+    r = subprocess.run([sys.executable, "-c", NOTIFY], env=child_env(spin_dir), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["KeyboardInterrupt 0", "no KeyboardInterrupt 1", "KeyboardInterrupt 1"], r.stdout

@@ -9,6 +9,8 @@ package main
 import "C" // cgo: the PyInit_spin_* functions are exported to CPython
 
 import (
+	"os"
+	"os/signal"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -53,6 +55,27 @@ func churn(n int64) int64 {
 	return s
 }
 
+// A user's own signal.Notify in an extension (docs/runtimes.md says what it
+// does to Python's SIGINT): notifyInterrupt starts counting SIGINTs on a
+// channel, stopNotify gives the signal back.
+var (
+	interrupts atomic.Int64
+	sigs       = make(chan os.Signal, 16)
+)
+
+func notifyInterrupt() {
+	signal.Notify(sigs, os.Interrupt)
+	go func() {
+		for range sigs {
+			interrupts.Add(1)
+		}
+	}()
+}
+
+func stopNotify() { signal.Stop(sigs) }
+
+func numInterrupts() int64 { return interrupts.Load() }
+
 func numGoroutine() int64 { return int64(runtime.NumGoroutine()) }
 
 func gomaxprocs() int64 { return int64(runtime.GOMAXPROCS(0)) }
@@ -65,7 +88,10 @@ func newModule(name string) *pyext.Module {
 		Def("gc_ms", pyext.Func0(gcMs), "gc_ms(): milliseconds one runtime.GC took (GIL released).", pyext.ReleaseGIL).
 		Def("churn", pyext.Func1(churn), "churn(n): n garbage 1 KiB slices (GIL released).", pyext.ReleaseGIL).
 		Def("num_goroutine", pyext.Func0(numGoroutine), "runtime.NumGoroutine().").
-		Def("gomaxprocs", pyext.Func0(gomaxprocs), "runtime.GOMAXPROCS(0).")
+		Def("gomaxprocs", pyext.Func0(gomaxprocs), "runtime.GOMAXPROCS(0).").
+		Def("notify_interrupt", pyext.Proc0(notifyInterrupt), "signal.Notify for SIGINT, counted.").
+		Def("stop_notify", pyext.Proc0(stopNotify), "signal.Stop of notify_interrupt's channel.").
+		Def("interrupts", pyext.Func0(numInterrupts), "How many SIGINTs Go received.")
 }
 
 var mods = map[string]*pyext.Module{}
