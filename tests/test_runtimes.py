@@ -54,6 +54,42 @@ func main() {}
 """
 
 
+# A Go library whose SIGURG handler forwards to the one it replaced, as a Go
+# runtime does until its signal set-up is done: adopted into the chain, it
+# forwards to the dispatcher that called it.
+FORWARDER = """package main
+
+/*
+#include <signal.h>
+#include <string.h>
+static struct sigaction prev;
+static volatile int calls;
+static void forward(int sig, siginfo_t* info, void* ctx) {
+  calls++;
+  if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction != NULL) prev.sa_sigaction(sig, info, ctx);
+}
+static int install(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = forward;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+  sigfillset(&sa.sa_mask);
+  return sigaction(SIGURG, &sa, &prev);
+}
+static int count(void) { return calls; }
+*/
+import "C"
+
+//export fwd_install
+func fwd_install() C.int { return C.install() }
+
+//export fwd_calls
+func fwd_calls() C.int { return C.count() }
+
+func main() {}
+"""
+
+
 def _go_env() -> dict[str, str]:
     return dict(os.environ, CGO_ENABLED="1", GOFLAGS="-buildvcs=false")
 
@@ -307,3 +343,26 @@ def test_signal_notify_in_an_extension_takes_sigint_until_stop(spin_dir):
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["KeyboardInterrupt 0", "no KeyboardInterrupt 1", "KeyboardInterrupt 1"], r.stdout
+
+
+def test_a_handler_that_forwards_back_to_the_chain_does_not_recurse(tmp_path):
+    """A Go runtime forwards SIGURG to the handler it replaced (the chain's
+    dispatcher) until its signal set-up ends; adopted in that window, it sent
+    the signal round the chain without end: "fatal: morestack on gsignal",
+    now and then, when a ctypes Go library was adopted just after loading.
+    Here the forwarding is deterministic: one SIGURG, one call, no crash."""
+    go = shutil.which("go")
+    assert go is not None, "make test needs the Go toolchain"
+    (tmp_path / "go.mod").write_text("module fwd\n\ngo 1.26\n")
+    (tmp_path / "main.go").write_text(FORWARDER)
+    lib = tmp_path / "libfwd.so"
+    subprocess.run([go, "build", "-buildmode=c-shared", "-o", str(lib), "."], cwd=tmp_path, check=True,
+                   capture_output=True, timeout=600, env=_go_env())
+    code = (f"import ctypes, os, signal\nlib = ctypes.CDLL({str(lib)!r})\nimport godlpack\n"
+            "assert lib.fwd_install() == 0\n"  # it replaces the dispatcher, and forwards to it
+            "rows = {os.path.basename(p): c for p, _, _, c in godlpack.go_runtimes()}\n"  # adopts it
+            "os.kill(os.getpid(), signal.SIGURG)\n"
+            "print(rows['libfwd.so'], lib.fwd_calls())\n")
+    r = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "1"], r.stdout

@@ -51,9 +51,19 @@ static char versions[CHAIN_MAX][32];
 static _Atomic int chain_n;
 static pthread_mutex_t chain_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Whether this thread is inside dispatch. Initial-exec TLS: reading it is
+ * a load, safe in a signal handler (no __tls_get_addr, no allocation). */
+static __thread int dispatching __attribute__((tls_model("initial-exec")));
+
 /* The process's SIGURG handler while this library leads. errno is kept for
- * the interrupted code. */
+ * the interrupted code. A Go runtime forwards SIGURG to the handler it
+ * replaced (often this dispatcher) while its signal set-up is unfinished;
+ * called from here, that would call it again without end and overflow the
+ * signal stack ("fatal: morestack on gsignal"): a nested call returns, as
+ * the outer loop calls every handler anyway. */
 static void dispatch(int sig, siginfo_t* info, void* ctx) {
+  if (dispatching) return;
+  dispatching = 1;
   int saved = errno;
   int n = atomic_load_explicit(&chain_n, memory_order_acquire);
   for (int i = 0; i < n; i++) {
@@ -61,6 +71,7 @@ static void dispatch(int sig, siginfo_t* info, void* ctx) {
     if (h != NULL) h(sig, info, ctx);
   }
   errno = saved;
+  dispatching = 0;
 }
 
 static int chain_add(sa_fn h, const char* go_version) {
