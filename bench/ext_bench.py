@@ -4,6 +4,7 @@ and gopy: sum(x) of one NumPy float64 array returning a float, at 1, 1K and
 calls on an object of a class (obj.fid(1.0), obj.sum(x)) (`make bench-ext`).
 
     python bench/ext_bench.py [--rounds 41] [--sizes 1,1000,1000000] [--no-gopy]
+    python bench/ext_bench.py --summary bench/out/ext_bench.json   # the targets again
 
 Builds the probes first (bench/ext/: gosum with tools/godlpack_build.py,
 nbsum from nanobind's sources with $CXX, gopysum with the gopy pinned in
@@ -15,7 +16,9 @@ order, so load and drift hit all alike; the table gives the median and IQR
 gopy runs in a child process (a gopy module is a second Go runtime, which
 the one-runtime rule keeps out of godlpack's process) with nanobind's sum
 again as its in-process reference. Samples and the table go to
-bench/out/ext_bench.json and bench/out/ext_bench.txt.
+bench/out/ext_bench.json and bench/out/ext_bench.txt; the table ends with
+issue 32's targets as ratios to the floor ("C + 1 cgo call to empty Go
+func") and to nanobind.
 """
 from __future__ import annotations
 
@@ -372,6 +375,40 @@ def table(rows, gopy_rows, gopy_note, rounds):
     return "\n".join(lines)
 
 
+# Issue 32's targets: (row, label, limit over the floor, limit over nanobind); the floor is the
+# row "C + 1 cgo call to empty Go func" of the same run.
+TARGETS = (
+    ("noop_typed", "noop(), Proc0", 1.25, None),
+    ("method_fid", "obj.fid(1.0), method Func2", 1.5, None),
+    ("kw_typed", "kw(1.0, b=2.0), Func2 + Args", 1.8, None),
+    ("ndim_typed", "ndim(t godlpack.Tensor), Func1", None, 1.0),
+    ("rows3", "rows3, NDArray + Require", None, 1.0),
+    ("sum_typed", "sum(x []float64), Func1", None, 0.9),
+    ("touch_typed", "touch(x []float64), Proc1", None, 0.9),
+    ("method_sum", "obj.sum(x), method Func2", None, 0.9),
+)
+
+
+def summary(rows):
+    """Each target row's ratio to the floor and to nanobind (medians), and whether it holds."""
+    idx = {(r["lib"], r["fn"], r["size"]): r["median"] for r in rows}
+    floor = idx.get(("godlpack", "raw_go_noop", 0))
+    if not floor:
+        return "targets: no floor row"
+    lines = [f"targets (floor: C + 1 cgo call to empty Go func, {fmt_ns(floor)})", "",
+             f"{'call':34s} {'size':>8s} {'ns':>9s} {'/floor':>7s} {'target':>7s} {'/nb':>6s} {'target':>7s}  holds"]
+    lines.append("-" * len(lines[-1]))
+    for fn, label, lim_floor, lim_nb in TARGETS:
+        ref = fn.removesuffix("_typed")
+        for n in sorted({r["size"] for r in rows if r["fn"] == fn and r["lib"] == "godlpack"}):
+            g, b = idx[("godlpack", fn, n)], idx.get(("nanobind", ref, n))
+            rf, rb = g / floor, (g / b if b else None)
+            ok = (lim_floor is None or rf <= lim_floor) and (lim_nb is None or (rb is not None and rb <= lim_nb))
+            lines.append(f"{label:34s} {n or '':>8} {g:9.0f} {rf:6.2f}x {lim_floor or '':>7} "
+                         f"{f'{rb:.2f}x' if rb else '-':>6s} {lim_nb or '':>7}  {'yes' if ok else 'NO'}")
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=41)
@@ -380,7 +417,12 @@ def main():
     p.add_argument("--sizes", default="1,1000,1000000", type=lambda s: [int(v) for v in s.split(",")])
     p.add_argument("--no-gopy", action="store_true")
     p.add_argument("--child", choices=["gopy"], help=argparse.SUPPRESS)
+    p.add_argument("--summary", metavar="JSON", help="print the targets of a saved ext_bench.json and exit")
     args = p.parse_args()
+    if args.summary:
+        with open(args.summary) as f:
+            print(summary(json.load(f)["main"]))
+        return
     if args.child:
         json.dump(measure(args.child, args), sys.stdout)
         return
@@ -406,7 +448,7 @@ def main():
         except Exception as e:  # noqa: BLE001
             gopy_note = str(e).strip().splitlines()[-1] if str(e).strip() else repr(e)
     rows = measure("main", args)
-    text = table(rows, gopy_rows, gopy_note, args.rounds)
+    text = table(rows, gopy_rows, gopy_note, args.rounds) + "\n\n" + summary(rows)
     print(text)
     import numpy as np
     try:

@@ -15,53 +15,58 @@ import (
 	"unsafe"
 )
 
-// gdlpyCall runs function id on the converted arguments.
+// gdlpyCall runs function c.id on the converted arguments.
 //
 //export gdlpyCall
-func gdlpyCall(id C.int, in *C.gdl_value, nin C.int, out *C.gdl_value, nout *C.int, errBuf *C.char, errLen C.int) (kind C.int) {
-	f := (*registry.funcs.Load())[id]
+func gdlpyCall(c *C.gdl_call) (kind C.int) {
+	f := (*registry.funcs.Load())[c.id]
 	defer func() {
 		if p := recover(); p != nil {
-			putError(errBuf, errLen, fmt.Sprintf("Go panic in %s(): %v\n%s", f.name, p, debug.Stack()))
-			*nout = 0
+			putError(c.err, c.errlen, fmt.Sprintf("Go panic in %s(): %v\n%s", f.name, p, debug.Stack()))
+			c.nout = 0
 			kind = C.GDL_ERR_PANIC
 		}
 	}()
-	ins := unsafe.Slice(in, int(nin))
+	ins := unsafe.Slice(c.in, int(c.nin))
 	if f.call != nil {
-		n, err := f.call(ins, unsafe.Slice(out, C.GDL_MAX_RESULTS), f.name)
-		*nout = C.int(n)
+		n, err := f.call(ins, unsafe.Slice(c.out, C.GDL_MAX_RESULTS), f.name)
+		c.nout = C.int(n)
 		if err != nil {
-			return f.fail(err, errBuf, errLen)
+			return f.fail(err, c.err, c.errlen)
 		}
 		return C.GDL_ERR_NONE
 	}
+	return f.callReflect(c, ins)
+}
+
+// callReflect runs a plain function (not Typed) through reflection.
+func (f *goFunc) callReflect(c *C.gdl_call, ins []C.gdl_value) C.int {
 	args := make([]reflect.Value, len(f.params))
 	for i, p := range f.params {
 		a, err := p(&ins[i], f.name, i)
 		if err != nil {
-			return f.fail(err, errBuf, errLen)
+			return f.fail(err, c.err, c.errlen)
 		}
 		args[i] = a
 	}
 	res := f.fn.Call(args)
 	if f.hasErr {
 		if err, _ := res[len(res)-1].Interface().(error); err != nil {
-			return f.fail(err, errBuf, errLen)
+			return f.fail(err, c.err, c.errlen)
 		}
 	}
-	outs := unsafe.Slice(out, C.GDL_MAX_RESULTS)
+	outs := unsafe.Slice(c.out, C.GDL_MAX_RESULTS)
 	for i, r := range f.results {
 		var spans []span
 		if r.kind == C.GDL_V_ARRAY {
 			spans = arraySpans(ins) // a returned slice must not alias an argument
 		}
 		if err := r.put(res[i], &outs[i], spans); err != nil {
-			*nout = C.int(i) // the ones before are C's to free
-			return f.fail(err, errBuf, errLen)
+			c.nout = C.int(i) // the ones before are C's to free
+			return f.fail(err, c.err, c.errlen)
 		}
 	}
-	*nout = C.int(len(f.results))
+	c.nout = C.int(len(f.results))
 	return C.GDL_ERR_NONE
 }
 

@@ -12,7 +12,6 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
-	"runtime/cgo"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -36,7 +35,7 @@ import (
 // a parameter takes exactly an object of the class, a returned *T (never
 // nil) becomes a new object.
 //
-// The Python object holds the *T through a cgo.Handle (no Go pointer is
+// The Python object holds the *T through a handle (no Go pointer is
 // kept in C memory), deleted when the object dies: the value is Go's to
 // collect from then on. Methods run with the GIL, so one at a time, unless
 // they are defined with ReleaseGIL: then several Python threads may run
@@ -324,12 +323,12 @@ func LiveObjects() int { return int(live.Load()) }
 
 func newHandle(v any) C.int64_t {
 	live.Add(1)
-	return C.int64_t(cgo.NewHandle(v))
+	return C.int64_t(handles.new(v))
 }
 
 // objParam converts an object argument (C checked its class) to the *T.
 func objParam(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
-	return reflect.ValueOf(cgo.Handle(v.i).Value()), nil
+	return reflect.ValueOf(handles.value(uintptr(v.i))), nil
 }
 
 // objResult makes a returned *T an object of its class.
@@ -345,16 +344,16 @@ func objResult(t reflect.Type) result {
 
 //export gdlpyDropHandle
 func gdlpyDropHandle(h C.uintptr_t) {
-	if d, ok := cgo.Handle(h).Value().(dropper); ok { // a Go iterator: stop it (special.go)
+	if d, ok := handles.value(uintptr(h)).(dropper); ok { // a Go iterator: stop it (special.go)
 		d.drop()
 	}
-	cgo.Handle(h).Delete()
+	handles.delete(uintptr(h))
 	live.Add(-1)
 }
 
 //export gdlpyMarshal
 func gdlpyMarshal(h C.uintptr_t, data **C.char, n *C.int64_t, errBuf *C.char, errLen C.int) (kind C.int) {
-	v := cgo.Handle(h).Value()
+	v := handles.value(uintptr(h))
 	defer func() {
 		if p := recover(); p != nil {
 			putError(errBuf, errLen, fmt.Sprintf("Go panic in %T.MarshalBinary: %v\n%s", v, p, debug.Stack()))

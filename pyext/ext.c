@@ -12,17 +12,32 @@ static const char FN_CAPSULE[] = "godlpack.gofunc";
 /* How an array argument is held until the call returns. */
 enum { ARG_NONE, ARG_MANAGED, ARG_HELD, ARG_REQ /* ext_arrays.c holds it */ };
 
+/* A godlpack.Tensor argument read from an exact NumPy array's fields: the
+ * managed tensor NumPy's __dlpack__ would export, without the capsule and
+ * the Python call. Up to NP_TENSORS such arguments a call, of up to
+ * NP_TENSOR_NDIM dimensions (the rest take the DLPack path). */
+#define NP_TENSORS 2
+#define NP_TENSOR_NDIM 8
+typedef struct {
+  DLManagedTensorVersioned m;
+  int64_t strides[NP_TENSOR_NDIM];
+} np_tensor;
+
 /* One call's arguments: the values for Go, and what C holds for them. */
 typedef struct {
   gdl_value v[GDL_MAX_PARAMS];
   char how[GDL_MAX_PARAMS];
   PyObject* held[GDL_MAX_PARAMS]; /* ARG_HELD's reference */
+  int arrays; /* whether any how[i] is set: scalar calls skip the loops over how */
+  int ntensors;
+  np_tensor tensors[NP_TENSORS];
 } call_args;
 
 /* Lets go of the first n arguments' arrays; a pending exception survives
  * deleters that run Python code. (Dropping a held reference runs none: the
  * caller holds the argument too.) */
 static void free_arrays(call_args* a, int n) {
+  if (!a->arrays) return;
   for (int i = 0; i < n; i++) {
     if (a->how[i] == ARG_HELD) Py_DECREF(a->held[i]);
     if (a->how[i] == ARG_REQ) gdl_req_free(&a->v[i]);
@@ -134,6 +149,42 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   v->data = n ? x->data : NULL;
   a->held[i] = Py_NewRef(obj);
   a->how[i] = ARG_HELD;
+  a->arrays = 1;
+  return 1;
+}
+
+/* The fast path for an exact NumPy array passed to a godlpack.Tensor
+ * parameter: the tensor NumPy's __dlpack__(max_version=(1, 0)) exports
+ * (data, byte offset 0, shape, strides in elements; NULL both for 0-d; no
+ * flags), held as the typed path holds it. Taken (1) only for what that
+ * export accepts alike in NumPy 1.x and 2.x: a built-in numeric dtype in
+ * native byte order, strides in whole elements, writable (NumPy 2 flags
+ * read-only arrays, NumPy 1 refuses them). Otherwise 0: the DLPack path. */
+static int np_tensor_arg(int i, PyObject* obj, call_args* a) {
+  const np_array* x = (const np_array*)obj;
+  gdl_elem e = np_elem(x->descr);
+  if (e.bits == 0 || !(x->flags & NP_WRITEABLE) || x->nd > NP_TENSOR_NDIM || a->ntensors == NP_TENSORS) return 0;
+  np_tensor* t = &a->tensors[a->ntensors];
+  int64_t isz = e.bits / 8;
+  for (int k = 0; k < x->nd; k++) {
+    if (x->strides[k] % isz != 0) return 0;
+    t->strides[k] = x->strides[k] / isz;
+  }
+  memset(&t->m, 0, sizeof t->m);
+  t->m.version.major = 1;
+  t->m.dl_tensor.data = x->data;
+  t->m.dl_tensor.device = (DLDevice){kDLCPU, 0};
+  t->m.dl_tensor.ndim = x->nd;
+  t->m.dl_tensor.dtype = (DLDataType){e.code, e.bits, 1};
+  t->m.dl_tensor.shape = x->nd ? (int64_t*)x->dimensions : NULL;
+  t->m.dl_tensor.strides = x->nd ? t->strides : NULL;
+  a->ntensors++;
+  gdl_value* v = &a->v[i];
+  v->p = &t->m;
+  v->versioned = 1;
+  a->held[i] = Py_NewRef(obj);
+  a->how[i] = ARG_HELD;
+  a->arrays = 1;
   return 1;
 }
 
@@ -148,6 +199,7 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
 static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   int typed = fn->elem[i].bits != 0;
   if (typed && fn->req[i] == NULL && is_ndarray(obj) && ndarray_arg(fn, i, obj, a)) return 0;
+  if (fn->elem[i].tensor && fn->req[i] == NULL && is_ndarray(obj) && np_tensor_arg(i, obj, a)) return 0;
   if (writes(fn, i) && !PyCapsule_CheckExact(obj)) {
     int imm = immutable_producer(obj);
     if (imm < 0) return -1;
@@ -162,6 +214,7 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   }
   if (fn->req[i] != NULL) { /* pyext.Require, Convert, NDArray: ext_arrays.c */
     a->how[i] = ARG_REQ;
+    a->arrays = 1;
     return gdl_req_arg(fn, i, obj, &a->v[i]);
   }
   int versioned;
@@ -203,6 +256,7 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   v->p = m;
   v->versioned = versioned;
   a->how[i] = ARG_MANAGED; /* freed by the caller from here on */
+  a->arrays = 1;
   /* Managed memory: the host waits for the device. Device memory is left to
    * the device: Go only sees its address, and nothing on the host waits. */
   if (cpu && gdl_host_sync(t->device, 1) < 0) return -1;
@@ -472,18 +526,20 @@ static int bind(const gdl_fn* fn, int off, PyObject* const* args, Py_ssize_t nar
 static PyObject* go_call(const gdl_fn* fn, call_args* a) {
   gdl_value out[GDL_MAX_RESULTS]; /* Go writes each result's fields before counting it in nout */
   char err[1024];
-  int nout = 0, kind;
+  int kind;
   if (!gdl_go_ready()) {
     free_arrays(a, fn->nparams);
     return NULL;
   }
+  gdl_call c = {.id = fn->id, .nin = fn->nparams, .in = a->v, .out = out, .nout = 0, .errlen = sizeof err, .err = err};
   if (fn->release_gil) {
-    Py_BEGIN_ALLOW_THREADS kind = gdlpyCall(fn->id, a->v, fn->nparams, out, &nout, err, sizeof err);
+    Py_BEGIN_ALLOW_THREADS kind = gdlpyCall(&c);
     Py_END_ALLOW_THREADS
   } else {
-    kind = gdlpyCall(fn->id, a->v, fn->nparams, out, &nout, err, sizeof err);
+    kind = gdlpyCall(&c);
   }
-  for (int i = 0; i < fn->nparams; i++) {
+  int nout = c.nout;
+  for (int i = 0; a->arrays && i < fn->nparams; i++) {
     if (a->how[i] == ARG_REQ) gdl_req_write_back(&a->v[i]); /* pyext.ConvertWriteBack */
   }
   free_arrays(a, fn->nparams); /* arrays stay alive until the call returns */
@@ -521,6 +577,8 @@ PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h) {
   a.v[0].versioned = 0;
   a.v[0].i = (int64_t)h;
   a.how[0] = ARG_NONE;
+  a.arrays = 0;
+  a.ntensors = 0;
   return go_call(fn, &a);
 }
 
@@ -552,6 +610,8 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
     a.v[i].versioned = 0;
     a.how[i] = ARG_NONE;
   }
+  a.arrays = 0;
+  a.ntensors = 0;
   if (off && gdl_obj_arg(fn, 0, self, &a.v[0]) < 0) {
     if (gdl_is_obj(fn->cls[0], self)) return NULL; /* of the class, but holding no Go value */
     PyErr_Clear();
@@ -573,8 +633,13 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
 }
 
 static PyObject* trampoline(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  const gdl_fn* fn = PyCapsule_GetPointer(self, FN_CAPSULE);
-  if (fn == NULL) return NULL;
+  /* The context, not PyCapsule_GetPointer: no strcmp of the name per call
+   * (self is always the capsule gdl_add_func made, which sets both). */
+  const gdl_fn* fn = PyCapsule_GetContext(self);
+  if (fn == NULL) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "godlpack: a Go function without its descriptor");
+    return NULL;
+  }
   return gdl_call_fn(fn, NULL, args, nargs, kwnames);
 }
 
@@ -603,6 +668,10 @@ int gdl_add_func(PyObject* m, gdl_fn* fn) {
   if (gdl_fn_intern_names(fn) < 0) return -1;
   PyObject* self = PyCapsule_New(fn, FN_CAPSULE, NULL);
   if (self == NULL) return -1;
+  if (PyCapsule_SetContext(self, fn) < 0) {
+    Py_DECREF(self);
+    return -1;
+  }
   PyObject* modname = PyModule_GetNameObject(m);
   PyObject* f = modname ? PyCFunction_NewEx(def, self, modname) : NULL;
   Py_DECREF(self);

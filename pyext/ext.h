@@ -38,12 +38,26 @@ typedef struct {
   void* st;
 } gdl_value;
 
+/* One call of a Go function, passed to Go as one pointer (one cgo
+ * argument: the export wrapper copies no more). Go sets nout and, on
+ * failure, a message in err. */
+typedef struct {
+  int id;
+  int nin;
+  gdl_value* in;
+  gdl_value* out;
+  int nout;
+  int errlen;
+  char* err;
+} gdl_call;
+
 /* A typed-slice parameter's element type (DLPack code and bits); for a
  * numeric scalar parameter, its Go type (int8: {kDLInt, 8}), which C
  * range-checks arguments against; bits 0 for any other parameter. */
 typedef struct {
   uint8_t code, bits;
-  uint8_t nd; /* 1: an N-d view parameter (pyext.NDArray) */
+  uint8_t nd;     /* 1: an N-d view parameter (pyext.NDArray) */
+  uint8_t tensor; /* 1: a godlpack.Tensor parameter (ext.c reads an exact NumPy array's fields) */
 } gdl_elem;
 
 /* A registered function: id into Go's table, its Python name and docstring,

@@ -325,6 +325,37 @@ static const char* nonconforming(const gdl_fn* fn, int i, const gdl_req* r, cons
   return NULL;
 }
 
+/* The common case of an exact NumPy array that conforms as it is (the
+ * parameter's dtype, shape, layout and alignment, writable when written):
+ * taken from its fields with no arg_desc, no second layout and no message
+ * buffers (1). Anything else (0) takes the general path below, which
+ * decides the same way and words the refusal or converts. */
+static int take_ndarray(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_value* v, arg_state* st) {
+  const np_array* x = (const np_array*)obj;
+  gdl_elem e = fn->elem[i], got = np_elem(x->descr);
+  int nd = x->nd;
+  if (got.code != e.code || got.bits != e.bits || nd > GDL_MAX_NDIM || (r->ndim >= 0 && nd != r->ndim)) return 0;
+  if (!(x->flags & NP_WRITEABLE) && ((fn->writes >> i) & 1)) return 0;
+  const int64_t* shape = (const int64_t*)x->dimensions;
+  const int64_t* bstr = (const int64_t*)x->strides;
+  for (int k = 0; r->has_shape && k < nd; k++) {
+    if (r->shape[k] != -1 && r->shape[k] != shape[k]) return 0;
+  }
+  int64_t isz = e.bits / 8;
+  for (int k = 0; k < nd; k++) {
+    if (bstr[k] & (isz - 1)) return 0; /* whole elements; isz: a power of 2 */
+  }
+  if (r->order != GDL_ORDER_ANY && !compact(shape, bstr, nd, isz, r->order == GDL_ORDER_F)) return 0;
+  if (count(shape, nd) != 0 && ((uintptr_t)x->data & (uintptr_t)((e.code == kDLComplex ? isz / 2 : isz) - 1)) != 0)
+    return 0;
+  st->held = Py_NewRef(obj);
+  st->isz = (size_t)isz;
+  st->nd = nd;
+  if (nd > 0) memcpy(st->shape, shape, (size_t)nd * sizeof(int64_t));
+  fill_view(v, st, r, x->data, bstr);
+  return 1;
+}
+
 static int take(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_value* v, arg_state* st,
                 int may_convert) {
   char lab[256], why[1200];
@@ -484,6 +515,7 @@ int gdl_req_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
   st->view.ndim = 0;
   v->st = st;
   const gdl_req* r = fn->req[i];
+  if (r->view != GDL_VIEW_TENSOR && exact_ndarray(obj) && take_ndarray(fn, i, r, obj, v, st)) return 0;
   return take(fn, i, r, obj, v, st, r->convert != GDL_CONV_NONE);
 }
 
@@ -497,11 +529,18 @@ void gdl_req_free(gdl_value* v) {
   arg_state* st = v->st;
   if (st == NULL) return;
   v->st = NULL;
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
-  if (st->managed != NULL) gdl_managed_free(st->managed, st->versioned);
-  Py_XDECREF(st->held);
-  PyErr_Restore(type, value, tb);
+  /* Only a deleter, or the last reference to NumPy's conversion, can run
+   * code that disturbs a pending exception; an argument the caller holds
+   * too just loses a reference. */
+  if (st->managed == NULL && (st->held == NULL || Py_REFCNT(st->held) > 1)) {
+    Py_XDECREF(st->held);
+  } else {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (st->managed != NULL) gdl_managed_free(st->managed, st->versioned);
+    Py_XDECREF(st->held);
+    PyErr_Restore(type, value, tb);
+  }
   free(st->tmp);
   if (npool < POOL) pool[npool++] = st;
   else free(st);

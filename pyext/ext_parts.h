@@ -22,7 +22,7 @@ typedef struct {
 } gdl_obj;
 
 /* Go (module.go, call.go, class.go), each returning an errkind.h code with a message in err. */
-extern int gdlpyCall(int id, gdl_value* in, int nin, gdl_value* out, int* nout, char* err, int errlen);
+extern int gdlpyCall(gdl_call* c);
 extern int gdlpyExec(int module_id, PyObject* m, char* err, int errlen);
 extern void gdlpyDropHandle(uintptr_t h);
 extern int gdlpyMarshal(uintptr_t h, char** data, int64_t* n, char* err, int errlen);

@@ -180,30 +180,34 @@ func (a NDArray[T]) IsCContig() bool { return a.compact(false) }
 func (a NDArray[T]) IsFContig() bool { return a.compact(true) }
 
 func (a NDArray[T]) compact(fortran bool) bool {
-	if a.Size() == 0 {
-		return true // empty: any strides
-	}
-	want, nd := 1, len(a.shape)
+	_, ok := a.layout(fortran)
+	return ok
+}
+
+// layout is the number of elements and whether the array is compact in C
+// (fortran false) or Fortran order, in one pass (Flat's per-call cost).
+func (a NDArray[T]) layout(fortran bool) (int, bool) {
+	n, ok, nd := 1, true, len(a.shape)
 	for i := 0; i < nd; i++ {
 		k := nd - 1 - i
 		if fortran {
 			k = i
 		}
-		if a.shape[k] != 1 && a.strides[k] != want {
-			return false
+		if a.shape[k] != 1 && a.strides[k] != n {
+			ok = false
 		}
-		want *= a.shape[k]
+		n *= a.shape[k]
 	}
-	return true
+	return n, ok || n == 0 // empty: any strides
 }
 
 // Flat is the elements in row-major order as one slice (aliasing the
 // array) when the array is C-contiguous; nil and false otherwise.
 func (a NDArray[T]) Flat() ([]T, bool) {
-	if !a.IsCContig() {
+	n, ok := a.layout(false)
+	if !ok {
 		return nil, false
 	}
-	n := a.Size()
 	if n == 0 {
 		return []T{}, true
 	}
@@ -215,7 +219,7 @@ func (a NDArray[T]) Flat() ([]T, bool) {
 type ndArrayer interface {
 	ndElem() godlpack.DType
 	ndInto(dst unsafe.Pointer, v *C.gdl_value)
-	ndFunc() any // func(*C.gdl_value) NDArray[T]
+	ndFunc() any // ndArg[T]: the typed wrappers' converter
 }
 
 var ndArrayType = reflect.TypeFor[ndArrayer]()
@@ -224,7 +228,13 @@ func (NDArray[T]) ndElem() godlpack.DType { return godlpack.DTypeOf[T]() }
 
 func (NDArray[T]) ndInto(dst unsafe.Pointer, v *C.gdl_value) { *(*NDArray[T])(dst) = ndOf[T](v) }
 
-func (NDArray[T]) ndFunc() any { return ndOf[T] }
+func (NDArray[T]) ndFunc() any { return ndArg[T] }
+
+// ndArg is ndOf with a converter's signature: the typed wrappers call it
+// with no closure between.
+func ndArg[T godlpack.Element](v *C.gdl_value, _ string, _ int) (NDArray[T], error) {
+	return ndOf[T](v), nil
+}
 
 // ndOf is an NDArray argument as C checked and described it (ext_arrays.c).
 func ndOf[T godlpack.Element](v *C.gdl_value) NDArray[T] {
@@ -276,9 +286,6 @@ func ndConv[A any]() (func(v *C.gdl_value, name string, i int) (A, error), bool)
 	if !ok {
 		return nil, false
 	}
-	of, ok := nd.ndFunc().(func(*C.gdl_value) A) // A is NDArray[T] itself: no escape, no interface call
-	if !ok {
-		return nil, false
-	}
-	return func(v *C.gdl_value, _ string, _ int) (A, error) { return of(v), nil }, true
+	of, ok := nd.ndFunc().(func(*C.gdl_value, string, int) (A, error)) // A is NDArray[T] itself
+	return of, ok
 }

@@ -273,6 +273,9 @@ func elemOf(t reflect.Type) C.gdl_elem {
 	if e, ok := ndElemOf(t); ok { // ndarray.go
 		return e
 	}
+	if t == tensorType {
+		return C.gdl_elem{tensor: 1}
+	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return C.gdl_elem{code: C.uint8_t(godlpack.Int64.Code), bits: C.uint8_t(t.Bits())}
@@ -314,9 +317,13 @@ func sliceOf[E godlpack.Element](v *C.gdl_value) []E {
 // the function may keep the Tensor (not its memory).
 func tensorArg(v *C.gdl_value) godlpack.Tensor {
 	view := cView(v)
-	view.Shape = append([]int64{}, view.Shape...)
+	nd := len(view.Shape)
+	dims := make([]int64, nd+len(view.Strides)) // one allocation for both
+	copy(dims, view.Shape)
+	view.Shape = dims[:nd:nd]
 	if view.Strides != nil {
-		view.Strides = append([]int64{}, view.Strides...)
+		copy(dims[nd:], view.Strides)
+		view.Strides = dims[nd:]
 	}
 	return view
 }

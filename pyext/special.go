@@ -13,7 +13,6 @@ import (
 	"iter"
 	"math"
 	"reflect"
-	"runtime/cgo"
 	"unsafe"
 )
 
@@ -218,7 +217,7 @@ func Seq[T, V any](fn func(*T) iter.Seq[V]) Iterable {
 		}
 		iterFn, err := newTyped(ci.name+".__iter__", "", []Option{methodOpt}, []paramSpec{{kind: C.GDL_V_OBJ}}, C.GDL_V_UINT,
 			func(in, out []cValue, _ string) (int, error) {
-				out[0].i = C.int64_t(newHandle(newPull(fn(cgo.Handle(in[0].i).Value().(*T)))))
+				out[0].i = C.int64_t(newHandle(newPull(fn(handles.value(uintptr(in[0].i)).(*T)))))
 				return 1, nil
 			})
 		if err != nil {
@@ -229,7 +228,7 @@ func Seq[T, V any](fn func(*T) iter.Seq[V]) Iterable {
 		fillClasses(iterFn)
 		next, err := newTyped(ci.name+".__next__", "", nil, []paramSpec{{kind: C.GDL_V_INT}}, rc.kind,
 			func(in, out []cValue, _ string) (int, error) {
-				p := cgo.Handle(in[0].i).Value().(*pull[V])
+				p := handles.value(uintptr(in[0].i)).(*pull[V])
 				v, ok := p.next()
 				if !ok {
 					return 0, errStop

@@ -9,7 +9,6 @@ import "C"
 import (
 	"fmt"
 	"reflect"
-	"runtime/cgo"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
@@ -71,7 +70,7 @@ func argOf[A any]() (argConv[A], error) {
 	ac := argConv[A]{kind: kind, elem: elemOf(t)}
 	var z A
 	if kind == C.GDL_V_OBJ { // a *T of a Go class (class.go): its handle, no reflection
-		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return cgo.Handle(v.i).Value().(A), nil }
+		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return handles.value(uintptr(v.i)).(A), nil }
 		return ac, nil
 	}
 	if at := arrayTypeOf(t); at != nil { // no reflection: View's T, boxed
