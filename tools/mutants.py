@@ -147,6 +147,22 @@ MUTANTS = [
     # --- Go extensions --------------------------------------------------------------------------
     Mutant("ext: a method's Convert counts the receiver", "pyext/args.go",
            "o = shiftArrayOption(o) // arrays.go", "_ = shiftArrayOption", ["tests/test_examples.py"]),
+    Mutant("ext: a second __init__ of a live object is silent", "pyext/ext_class.c",
+           "  if (o->handle != 0 || Py_TYPE(self) == gdl_class_types[c->id]) {",
+           "  if (Py_TYPE(self) == gdl_class_types[c->id]) return 0;\n  if (o->handle != 0) {", ["tests/test_examples.py"]),
+    # --- many Go runtimes ---------------------------------------------------------------------
+    Mutant("sigchain: the dispatcher is never installed", "pyext/internal/base/sigchain.c",
+           "  if (ok && t->count() > 0) ok = install(t) == 0;", "", ["tests/test_runtimes.py"]),
+    Mutant("sigchain: a handler that forwards back recurses", "pyext/internal/base/sigchain.c",
+           "  if (dispatching) return;\n", "", ["tests/test_runtimes.py"]),
+    # --- values (issue 33) ----------------------------------------------------------------------
+    Mutant("arange: integer elements out of the dtype wrap", "producer/arange.go",
+           "if n > 0 && !ok0 || n > 1 && !ok1 {", "if (n > 0 && !ok0 || n > 1 && !ok1) && dt.Bits == 0 {",
+           ["tests/test_constructors.py"],
+           [("./producer", "TestArange")]),
+    Mutant("import: the legacy retry drops stream=None", "pyext/internal/exchange/import.c",
+           "  return gdl_call_dlpack(obj, NULL, stream, NULL, NULL, NULL);",
+           "  return gdl_call_dlpack(obj, NULL, NULL, NULL, NULL, NULL);", IMPORT),
     # --- frees of exports and objects ---------------------------------------------------------
     Mutant("owner: versioned export struct never freed", "core/owner.c",
            "  gdl_owner* o = self->manager_ctx;\n  free(self);\n  __atomic_sub_fetch(&live_exports, 1, __ATOMIC_RELAXED);\n  gdl_owner_decref(o);\n}\n\nstatic void gdl_deleter_legacy",
