@@ -18,7 +18,7 @@ OUT=${OUT:-dist/wheels} PYTHONS=${PYTHONS:-3.11 3.12 3.13 3.14 3.15} ARCHS=${ARC
 FROM_DEBIAN="3.14 3.15"
 WHEEL_TOOLS=$(cd "${WHEEL_TOOLS:-.wheeltools}" && pwd)
 export GOFLAGS=-buildvcs=false PATH="$WHEEL_TOOLS/bin:$PATH"
-DEPS="numpy pytest hypothesis psutil ml_dtypes setuptools"
+DEPS="numpy pytest hypothesis psutil ml_dtypes setuptools>=77"  # 3.11 venvs come with setuptools 65 (no bdist_wheel)
 # Under qemu (about 1.5x slower than native here, on top of a cross CPU) the
 # suite's core files; QEMU_TESTS="$(ls tests | grep ^test_)" runs it all.
 QEMU_TESTS=${QEMU_TESTS:-test_api.py test_numpy.py test_export.py test_from_dlpack.py test_malformed.py test_probe.py test_threads.py test_deleter_errors.py}
