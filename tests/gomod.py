@@ -27,3 +27,23 @@ def build_and_check(tmp_path, name: str) -> str:
     assert r.returncode == 0, r.stdout + r.stderr
     assert " passed" in r.stdout and " failed" not in r.stdout, r.stdout
     return r.stdout
+
+
+def mypy_good_and_bad(tmp_path, name: str, good: str, bad: str) -> str:
+    """tests/NAME/NAME.pyi under mypy --strict: the code good type-checks,
+    the code bad does not. Returns mypy's report of bad, to name its errors."""
+    import shutil
+    import textwrap
+
+    shutil.copy(os.path.join(ROOT, "tests", name, f"{name}.pyi"), tmp_path / f"{name}.pyi")
+    (tmp_path / "good.py").write_text(textwrap.dedent(good))
+    (tmp_path / "bad.py").write_text(textwrap.dedent(bad))
+    env = dict(os.environ, MYPYPATH=str(tmp_path))
+    cmd = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull]
+    r = subprocess.run(cmd + [str(tmp_path / "good.py")], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run(cmd + [str(tmp_path / "bad.py")], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 1, r.stdout + r.stderr
+    return r.stdout

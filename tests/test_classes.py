@@ -5,14 +5,8 @@ typed wrappers of every arity: builds the test extension tests/classmod and
 runs its tests (tests/classmod/check_classmod.py) in a process of its own,
 as the extension brings its own Go runtime. (Named check_*, so that a run of
 tests/ does not collect it in this process.)"""
-import os
-import subprocess
-import sys
 import pytest
-from gomod import build_and_check
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CLASSMOD = os.path.join(ROOT, "tests", "classmod")
+from gomod import build_and_check, mypy_good_and_bad
 
 
 def test_class_features_in_a_go_extension(tmp_path):
@@ -60,20 +54,7 @@ def test_the_stub_types_the_protocols(tmp_path):
     tests/classmod/stub_test.go) under mypy --strict: protocols used right
     pass, and a wrong item type, and a str index
     and an ordering against another class are errors."""
-    import shutil
-    import textwrap
-
     pytest.importorskip("mypy")
-    shutil.copy(os.path.join(CLASSMOD, "classmod.pyi"), tmp_path / "classmod.pyi")
-    (tmp_path / "good.py").write_text(textwrap.dedent(GOOD))
-    (tmp_path / "bad.py").write_text(textwrap.dedent(BAD))
-    env = dict(os.environ, MYPYPATH=str(tmp_path))
-    cmd = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull]
-    good = subprocess.run(cmd + [str(tmp_path / "good.py")], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=600)
-    assert good.returncode == 0, good.stdout + good.stderr
-    bad = subprocess.run(cmd + [str(tmp_path / "bad.py")], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert bad.returncode == 1, bad.stdout + bad.stderr
+    bad = mypy_good_and_bad(tmp_path, "classmod", GOOD, BAD)
     for line in (5, 6, 8):
-        assert f"bad.py:{line}: error" in bad.stdout, bad.stdout
+        assert f"bad.py:{line}: error" in bad, bad

@@ -7,14 +7,13 @@ runtime; and checks its stub under mypy. (Named check_*, so that a run of
 tests/ does not collect it in this process.)"""
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
 import textwrap
 
 import pytest
-from gomod import build_and_check
+from gomod import build_and_check, mypy_good_and_bad
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GONUMMOD = os.path.join(ROOT, "tests", "gonummod")
@@ -62,19 +61,9 @@ BAD = """
 
 def test_the_stub_under_mypy(tmp_path):
     pytest.importorskip("mypy")
-    shutil.copy(os.path.join(GONUMMOD, "gonummod.pyi"), tmp_path / "gonummod.pyi")
-    (tmp_path / "good.py").write_text(textwrap.dedent(GOOD))
-    (tmp_path / "bad.py").write_text(textwrap.dedent(BAD))
-    env = dict(os.environ, MYPYPATH=str(tmp_path))
-    cmd = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull]
-    good = subprocess.run(cmd + [str(tmp_path / "good.py")], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=600)
-    assert good.returncode == 0, good.stdout + good.stderr
-    bad = subprocess.run(cmd + [str(tmp_path / "bad.py")], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert 'Argument 1 to "trace" has incompatible type "list[list[float]]"' in bad.stdout, bad.stdout
-    assert 'Incompatible types in assignment (expression has type "Tensor", variable has type "float")' in bad.stdout
+    bad = mypy_good_and_bad(tmp_path, "gonummod", GOOD, BAD)
+    assert 'Argument 1 to "trace" has incompatible type "list[list[float]]"' in bad, bad
+    assert 'Incompatible types in assignment (expression has type "Tensor", variable has type "float")' in bad, bad
 
 
 def test_the_docs_example_builds_in_a_new_project(tmp_path):
