@@ -350,7 +350,7 @@ def test_a_handler_that_forwards_back_to_the_chain_does_not_recurse(tmp_path):
     dispatcher) until its signal set-up ends; adopted in that window, it sent
     the signal round the chain without end: "fatal: morestack on gsignal",
     now and then, when a ctypes Go library was adopted just after loading.
-    Here the forwarding is deterministic: one SIGURG, one call, no crash."""
+    Here the forwarding is deterministic: a SIGURG reaches it, no crash."""
     go = shutil.which("go")
     assert go is not None, "make test needs the Go toolchain"
     (tmp_path / "go.mod").write_text("module fwd\n\ngo 1.26\n")
@@ -365,4 +365,7 @@ def test_a_handler_that_forwards_back_to_the_chain_does_not_recurse(tmp_path):
             "print(rows['libfwd.so'], lib.fwd_calls())\n")
     r = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["True", "1"], r.stdout
+    chained, calls = r.stdout.split()
+    # At least our signal went through it (a Go runtime's own preemption
+    # signals pass through the chain too, so it may see more).
+    assert chained == "True" and int(calls) >= 1, r.stdout
