@@ -60,8 +60,9 @@ func arangeFloats(dt godlpack.DType, first, second float64) (func(int64) float64
 			case 1:
 				return second
 			}
-			p := float64(i) * delta
-			return first + p // p is a variable: the sum is not fused into an FMA
+			// The conversion rounds the product: Go may otherwise fuse the
+			// multiply and add (it does on arm64), which NumPy's values are not.
+			return first + float64(float64(i)*delta)
 		}, nil
 	}
 	stored, err := roundTo(dt)
@@ -77,8 +78,7 @@ func arangeFloats(dt godlpack.DType, first, second float64) (func(int64) float64
 		case 1:
 			return float64(s1)
 		}
-		p := float32(i) * delta
-		return float64(s0 + p)
+		return float64(s0 + float32(float32(i)*delta)) // rounded product, as above
 	}, nil
 }
 
