@@ -3,7 +3,7 @@ package pyext
 /*
 #include <stdlib.h>
 #include <stdint.h>
-#include "ext.h"
+#include "ext_class.h"
 #include "errkind.h"
 */
 import "C"

@@ -8,7 +8,7 @@
 #ifndef GODLPACK_EXT_PARTS_H_
 #define GODLPACK_EXT_PARTS_H_
 
-#include "ext.h"
+#include "ext_class.h"
 
 /* ext_obj.c */
 /* An object of a Go class: the Go value is held by a cgo.Handle (a number,

@@ -3,7 +3,7 @@ package pyext
 /*
 #include <stdlib.h>
 #include <Python.h>
-#include "ext.h"
+#include "ext_class.h"
 #include "errkind.h"
 
 PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,

@@ -2,7 +2,7 @@ package pyext
 
 /*
 #include <stdlib.h>
-#include "ext.h"
+#include "ext_class.h"
 */
 import "C"
 
