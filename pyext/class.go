@@ -68,7 +68,9 @@ type classInfo struct {
 	// special.go: special methods, Len (for item access), WeakRef, and
 	// whether __hash__ is None (Equal without Hash).
 	specials   []specialInfo
+	slices     map[string]*goFunc // GetSlice, SetSlice, DelSlice, by item method
 	length     *goFunc
+	buffer     *bufferInfo // buffer.go
 	iterElem   reflect.Type
 	weakref    bool
 	unhashable bool
@@ -237,6 +239,11 @@ func (m *Module) Class(c ClassDef) *Module {
 			ci.fail(fmt.Errorf("%s needs Len (for negative indices and the range check)", s.name))
 		}
 	}
+	for name := range ci.slices {
+		if sp := ci.special(name); sp == nil || sp.kind == C.GDL_M_BINOP {
+			ci.fail(fmt.Errorf("%s of slices needs the class's %s of ints (GetItem, SetItem, DelItem)", name, name))
+		}
+	}
 	if ci.err != nil && m.err == nil {
 		m.err = fmt.Errorf("%s: %w", m.name, ci.err)
 	}
@@ -267,6 +274,9 @@ func (ci *classInfo) cClass() *C.gdl_class {
 	}
 	if ci.basetype {
 		c.basetype = 1
+	}
+	if ci.buffer != nil {
+		c.buffer = 1
 	}
 	ci.cSpecials(c) // special.go
 	c.nmethods = C.int(len(ci.methods))

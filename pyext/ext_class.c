@@ -138,20 +138,27 @@ static PyTypeObject iter_type = {
     .tp_iternext = iter_next,
 };
 
+/* len(self) by the class's Len (an item method's aux function); -1 with an exception. */
+static Py_ssize_t item_len(const gdl_special* sp, PyObject* self) {
+  PyObject* n = gdl_call_fn(sp->aux, self, NULL, 0, NULL);
+  if (n == NULL) return -1;
+  Py_ssize_t len = PyLong_AsSsize_t(n);
+  Py_DECREF(n);
+  return len;
+}
+
 /* The int index key of an item method, from the end when negative, checked
  * against len (the aux function): a new int, or NULL with TypeError or IndexError. */
 static PyObject* item_index(const gdl_special* sp, PyObject* self, PyObject* key) {
   const char* cls = Py_TYPE(self)->tp_name;
   if (!PyIndex_Check(key)) {
-    PyErr_Format(PyExc_TypeError, "%.200s indices must be integers, not %.200s", cls, Py_TYPE(key)->tp_name);
+    PyErr_Format(PyExc_TypeError, "%.200s indices must be integers%s, not %.200s", cls, sp->slice ? " or slices" : "",
+                 Py_TYPE(key)->tp_name);
     return NULL;
   }
   Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
   if (i == -1 && PyErr_Occurred()) return NULL;
-  PyObject* n = gdl_call_fn(sp->aux, self, NULL, 0, NULL);
-  if (n == NULL) return NULL;
-  Py_ssize_t len = PyLong_AsSsize_t(n);
-  Py_DECREF(n);
+  Py_ssize_t len = item_len(sp, self);
   if (len == -1 && PyErr_Occurred()) return NULL;
   if (i < 0) i += len;
   if (i < 0 || i >= len) {
@@ -159,6 +166,49 @@ static PyObject* item_index(const gdl_special* sp, PyObject* self, PyObject* key
     return NULL;
   }
   return PyLong_FromSsize_t(i);
+}
+
+/* An item method's slice key: sp->slice(self, start, stop, step[, value]),
+ * the indices clipped to len as slice.indices(len) clips them. */
+static PyObject* slice_call(const gdl_special* sp, PyObject* self, PyObject* key, PyObject* value) {
+  Py_ssize_t start, stop, step;
+  if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL; /* ValueError for step 0 */
+  Py_ssize_t len = item_len(sp, self);
+  if (len == -1 && PyErr_Occurred()) return NULL;
+  PySlice_AdjustIndices(len, &start, &stop, step);
+  PyObject* argv[4] = {PyLong_FromSsize_t(start), PyLong_FromSsize_t(stop), PyLong_FromSsize_t(step), value};
+  PyObject* r = argv[0] && argv[1] && argv[2] ? gdl_call_fn(sp->slice, self, argv, value ? 4 : 3, NULL) : NULL;
+  for (int i = 0; i < 3; i++) Py_XDECREF(argv[i]);
+  return r;
+}
+
+/* Whether obj is an argument of a kind parameter i of fn takes: a binary
+ * operator answers NotImplemented for the others (Python then tries the
+ * other operand). The same tests as the call path's conversions, without
+ * converting. */
+static int binop_takes(const gdl_fn* fn, int i, PyObject* obj) {
+  PyNumberMethods* nb = Py_TYPE(obj)->tp_as_number;
+  switch (fn->sig[i]) {
+    case GDL_V_FLOAT:
+      return PyFloat_Check(obj) || PyLong_Check(obj) || (nb != NULL && (nb->nb_float != NULL || nb->nb_index != NULL));
+    case GDL_V_INT:
+    case GDL_V_UINT:
+      return !PyBool_Check(obj) && PyIndex_Check(obj);
+    case GDL_V_BOOL:
+      return PyBool_Check(obj);
+    case GDL_V_STR:
+      return PyUnicode_Check(obj);
+    case GDL_V_OBJ:
+      return gdl_is_obj(fn->cls[i], obj);
+    case GDL_V_ARRAY: {
+      if (PyObject_CheckBuffer(obj)) return 1;
+      PyObject* dl = PyObject_GetAttrString(obj, "__dlpack__");
+      if (dl == NULL) PyErr_Clear();
+      Py_XDECREF(dl);
+      return dl != NULL;
+    }
+  }
+  return 1; /* other kinds: the conversion decides */
 }
 
 static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -195,6 +245,7 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
     case GDL_M_GETITEM:
     case GDL_M_SETITEM:
     case GDL_M_DELITEM: {
+      if (sp->slice != NULL && PySlice_Check(args[1])) return slice_call(sp, self, args[1], nargs > 2 ? args[2] : NULL);
       PyObject* argv[2] = {item_index(sp, self, args[1]), nargs > 2 ? args[2] : NULL};
       if (argv[0] == NULL) return NULL;
       PyObject* r = gdl_call_fn(fn, self, argv, nargs - 1, NULL);
@@ -208,6 +259,13 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
       int t = PyObject_IsTrue(r);
       Py_DECREF(r);
       return t < 0 ? NULL : PyBool_FromLong(!t);
+    }
+    case GDL_M_BINOP: {
+      if (!binop_takes(fn, 1, args[1])) Py_RETURN_NOTIMPLEMENTED;
+      PyObject* r = gdl_call_fn(fn, self, args + 1, 1, NULL);
+      if (r == NULL || !(sp->flags & GDL_OP_INPLACE) || r != Py_None) return r;
+      Py_DECREF(r); /* None: fn changed self, which is the result */
+      return Py_NewRef(self);
     }
     case GDL_M_CONTAINS: {
       PyObject* r = gdl_call_fn(fn, self, args + 1, 1, NULL);
@@ -463,12 +521,15 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
   snprintf(qual, len, "%s.%s", modname, c->name);
   static PyMemberDef weak_members[] = {{"__weaklistoffset__", T_PYSSIZET, offsetof(gdl_obj, weaklist), READONLY, NULL},
                                        {NULL}};
-  PyType_Slot slots[] = {{Py_tp_new, obj_tp_new},
-                         {Py_tp_init, obj_tp_init},
-                         {Py_tp_dealloc, obj_dealloc},
-                         {Py_tp_doc, (void*)c->doc},
-                         {c->weakref ? Py_tp_members : 0, weak_members},
-                         {0, NULL}};
+  PyType_Slot slots[8] = {{Py_tp_new, obj_tp_new}, {Py_tp_init, obj_tp_init}, {Py_tp_dealloc, obj_dealloc},
+                         {Py_tp_doc, (void*)c->doc}};
+  int nslots = 4;
+  if (c->weakref) slots[nslots++] = (PyType_Slot){Py_tp_members, weak_members};
+  if (c->buffer) {
+    slots[nslots++] = (PyType_Slot){Py_bf_getbuffer, gdl_obj_getbuffer};
+    slots[nslots++] = (PyType_Slot){Py_bf_releasebuffer, gdl_obj_releasebuffer};
+  }
+  slots[nslots] = (PyType_Slot){0, NULL};
   PyType_Spec spec = {qual, sizeof(gdl_obj), 0, Py_TPFLAGS_DEFAULT | (c->basetype ? Py_TPFLAGS_BASETYPE : 0), slots};
   PyObject* type = PyType_FromModuleAndSpec(m, &spec, NULL);
   if (type == NULL) return -1;

@@ -28,15 +28,20 @@ enum {
   GDL_M_ITER,       /* __iter__: fn returns a Go iterator's handle, aux is its next */
   GDL_M_ENTER,      /* __enter__: fn(self); self when fn returns no value */
   GDL_M_EXIT,       /* __exit__(t, e, tb): fn(self) or fn(self, raised) */
+  GDL_M_BINOP,      /* a binary operator fn(self, other): NotImplemented for an other fn refuses; flags GDL_OP_* */
 };
 #define GDL_CMP_SWAP 1   /* fn(other, self) */
 #define GDL_CMP_NEGATE 2 /* not fn(...) */
+#define GDL_OP_INPLACE 1 /* self is the result when fn has none */
 
 typedef struct {
   const char* name; /* the Python name: "__getitem__" */
   int kind, flags;
   gdl_fn* fn;
   gdl_fn* aux;
+  /* Item methods: fn(self, start, stop, step[, v]) for a slice key (the
+   * class's GetSlice, SetSlice, DelSlice), NULL: slices are refused. */
+  gdl_fn* slice;
 } gdl_special;
 
 /* A custom exception of a module (pyext.NewException): a subclass of the
@@ -65,6 +70,19 @@ typedef struct {
   int weakref;    /* objects take weak references */
   int unhashable; /* __eq__ without __hash__: __hash__ is None */
   int basetype;   /* Python classes may subclass it (pyext's Subclassable) */
+  int buffer;     /* objects export memory by the buffer protocol (pyext's Buffer) */
 } gdl_class;
+
+/* A view of an object's Go memory (buffer.go's gdlpyGetBuffer): C-contiguous
+ * items of a struct-module format, pinned by Go under pin until released. */
+#define GDL_BUF_MAXDIM 8
+typedef struct {
+  void* buf; /* NULL when empty */
+  int64_t nitems, itemsize;
+  char format[4];
+  int ndim, readonly;
+  int64_t shape[GDL_BUF_MAXDIM];
+  uintptr_t pin;
+} gdl_buffer;
 
 #endif

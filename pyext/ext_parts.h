@@ -1,8 +1,9 @@
 /* The parts of the Go extension layer and what each offers the others
  * (internal to pyext). Calls go one way: ext_module.c (the module) uses
  * ext.c (functions: the call path) and ext_class.c (classes); ext_class.c
- * uses ext.c; ext.c uses ext_arrays.c (array requirements); all use
- * ext_obj.c (objects of Go classes) and the runtime's layers below
+ * uses ext.c and ext_buffer.c (the buffer protocol); ext.c uses
+ * ext_arrays.c (array requirements); all use ext_obj.c (objects of Go
+ * classes) and the runtime's layers below
  * (exchange.h and what it includes; docs/architecture.md). The Go side of
  * each is declared here once. */
 #ifndef GODLPACK_EXT_PARTS_H_
@@ -27,6 +28,8 @@ extern int gdlpyExec(int module_id, PyObject* m, char* err, int errlen);
 extern void gdlpyDropHandle(uintptr_t h);
 extern int gdlpyMarshal(uintptr_t h, char** data, int64_t* n, char* err, int errlen);
 extern int gdlpyUnmarshal(int cls, char* data, int64_t n, uintptr_t* h, char* err, int errlen);
+extern int gdlpyGetBuffer(int cls, uintptr_t h, gdl_buffer* b, char* err, int errlen);
+extern void gdlpyReleaseBuffer(uintptr_t pin);
 
 /* The type of each Go class id, set by the newest module that added it. */
 extern PyTypeObject* gdl_class_types[GDL_MAX_CLASSES];
@@ -57,6 +60,10 @@ PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h);
 /* Sets RuntimeError for a Go panic (err: the message, then the Go stack, a note). */
 void gdl_raise_panic(const char* err);
 int gdl_add_func(PyObject* m, gdl_fn* fn);
+
+/* ext_buffer.c: the buffer protocol of a class with pyext's Buffer (tp_as_buffer's two slots). */
+int gdl_obj_getbuffer(PyObject* self, Py_buffer* view, int flags);
+void gdl_obj_releasebuffer(PyObject* self, Py_buffer* view);
 
 /* ext_class.c */
 int gdl_add_class(PyObject* m, gdl_class* c);

@@ -104,7 +104,7 @@ func (c *Class[T]) Len(fn any) *Class[T] {
 // GetItem is obj[i] for an int i: fn is func(*T, int) V (or (V, error)).
 // A negative i counts from the end and i is checked against Len (which the
 // class must have) first: out of range raises IndexError, and fn is only
-// called with 0 <= i < len. Slices are refused (TypeError).
+// called with 0 <= i < len. A slice key is GetSlice's (TypeError without it).
 func (c *Class[T]) GetItem(fn any, opts ...Option) *Class[T] {
 	return c.item("__getitem__", C.GDL_M_GETITEM, fn, 2, opts)
 }
@@ -119,6 +119,52 @@ func (c *Class[T]) SetItem(fn any, opts ...Option) *Class[T] {
 // for GetItem.
 func (c *Class[T]) DelItem(fn any, opts ...Option) *Class[T] {
 	return c.item("__delitem__", C.GDL_M_DELITEM, fn, 2, opts)
+}
+
+// GetSlice is obj[start:stop:step]: fn is func(*T, start, stop, step int)
+// R (or (R, error)), called with the slice's indices clipped to Len as
+// slice.indices(len(obj)) gives them: the items are those of range(start,
+// stop, step), and step is never 0 (ValueError before Go is called). The
+// class needs GetItem (and Len).
+func (c *Class[T]) GetSlice(fn any, opts ...Option) *Class[T] {
+	return c.sliceItem("__getitem__", fn, 4, opts)
+}
+
+// SetSlice is obj[start:stop:step] = v: fn is func(*T, start, stop, step
+// int, v V) (or returns an error), the indices as for GetSlice. The class
+// needs SetItem.
+func (c *Class[T]) SetSlice(fn any, opts ...Option) *Class[T] {
+	return c.sliceItem("__setitem__", fn, 5, opts)
+}
+
+// DelSlice is del obj[start:stop:step]: fn is func(*T, start, stop, step
+// int) (or returns an error), the indices as for GetSlice. The class needs
+// DelItem.
+func (c *Class[T]) DelSlice(fn any, opts ...Option) *Class[T] {
+	return c.sliceItem("__delitem__", fn, 4, opts)
+}
+
+func (c *Class[T]) sliceItem(name string, fn any, nin int, opts []Option) *Class[T] {
+	ci := c.info
+	f, err := ci.method(name, fn, "", opts)
+	if err == nil {
+		ok := f.typ.NumIn() == nin
+		for i := 1; ok && i < 4; i++ {
+			ok = f.typ.In(i).Kind() == reflect.Int
+		}
+		if !ok {
+			err = fmt.Errorf("want a func(%v, start, stop, step int%s), got %v", ci.ptr, map[int]string{4: "", 5: ", V"}[nin], f.typ)
+		}
+	}
+	if err != nil {
+		ci.fail(fmt.Errorf("%s (slices): %w", name, err))
+		return c
+	}
+	if ci.slices == nil {
+		ci.slices = map[string]*goFunc{}
+	}
+	ci.slices[name] = f
+	return c
 }
 
 func (c *Class[T]) item(name string, kind C.int, fn any, nin int, opts []Option) *Class[T] {
@@ -384,6 +430,9 @@ func (ci *classInfo) cSpecials(c *C.gdl_class) {
 			ss[i].aux = s.aux.c
 		case ci.length != nil:
 			ss[i].aux = ci.length.c
+		}
+		if f := ci.slices[s.name]; f != nil && s.kind != C.GDL_M_BINOP {
+			ss[i].slice = f.c
 		}
 	}
 }
