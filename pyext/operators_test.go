@@ -23,10 +23,16 @@ func TestOperatorsSlicesAndBuffersAreCheckedWhenDefined(t *testing.T) {
 		c    func() *Class[numT]
 		want string
 	}{
-		{func() *Class[numT] { return NewClass[numT]("N1", "").Operator("?", func(a, b *numT) *numT { return a }) }, `Operator: "?" is no binary operator`},
-		{func() *Class[numT] { return NewClass[numT]("N2", "").Operator("+", func(a *numT, b, c float64) *numT { return a }) }, `Operator "+": want func(*pyext.numT, V) R [error]`},
+		{func() *Class[numT] {
+			return NewClass[numT]("N1", "").Operator("?", func(a, b *numT) *numT { return a })
+		}, `Operator: "?" is no binary operator`},
+		{func() *Class[numT] {
+			return NewClass[numT]("N2", "").Operator("+", func(a *numT, b, c float64) *numT { return a })
+		}, `Operator "+": want func(*pyext.numT, V) R [error]`},
 		{func() *Class[numT] { return NewClass[numT]("N3", "").Operator("+", func(a *numT, b float64) {}) }, `Operator "+": want func(*pyext.numT, V) R [error]`},
-		{func() *Class[numT] { return NewClass[numT]("N4", "").InPlaceOperator("divmod", func(a *numT, b float64) {}) }, `InPlaceOperator: "divmod" is no binary operator`},
+		{func() *Class[numT] {
+			return NewClass[numT]("N4", "").InPlaceOperator("divmod", func(a *numT, b float64) {})
+		}, `InPlaceOperator: "divmod" is no binary operator`},
 		{func() *Class[numT] {
 			return NewClass[numT]("N5", "").InPlaceOperator("+", func(a *numT, b float64) (float64, float64) { return 0, 0 })
 		}, `InPlaceOperator "+": want func(*pyext.numT, V) [R] [error]`},
@@ -35,12 +41,18 @@ func TestOperatorsSlicesAndBuffersAreCheckedWhenDefined(t *testing.T) {
 		{func() *Class[numT] {
 			return NewClass[numT]("N8", "").Len(ln).GetSlice(func(n *numT, a, b, c int) int { return 0 })
 		}, "__getitem__ of slices needs the class's __getitem__ of ints"},
-		{func() *Class[numT] { return NewClass[numT]("N9", "").GetSlice(func(n *numT, a, b int) int { return 0 }) }, "__getitem__ (slices): want a func(*pyext.numT, start, stop, step int)"},
+		{func() *Class[numT] {
+			return NewClass[numT]("N9", "").GetSlice(func(n *numT, a, b int) int { return 0 })
+		}, "__getitem__ (slices): want a func(*pyext.numT, start, stop, step int)"},
 		{func() *Class[numT] {
 			return NewClass[numT]("N10", "").SetSlice(func(n *numT, a, b, c int) {})
 		}, "__setitem__ (slices): want a func(*pyext.numT, start, stop, step int, V)"},
-		{func() *Class[numT] { return NewClass[numT]("N11", "").Buffer(func(n *numT) []string { return nil }, false) }, "Buffer: want func(*pyext.numT) []E"},
-		{func() *Class[numT] { return NewClass[numT]("N12", "").Buffer(func(n *numT) ([]float64, []int64) { return nil, nil }, false) }, "Buffer: want"},
+		{func() *Class[numT] {
+			return NewClass[numT]("N11", "").Buffer(func(n *numT) []string { return nil }, false)
+		}, "Buffer: want func(*pyext.numT) []E"},
+		{func() *Class[numT] {
+			return NewClass[numT]("N12", "").Buffer(func(n *numT) ([]float64, []int64) { return nil, nil }, false)
+		}, "Buffer: want"},
 		{func() *Class[numT] { return NewClass[numT]("N13", "").Buffer(nil, false) }, "Buffer: want func(*pyext.numT) []E [, []int], got <nil>"},
 	} {
 		c := tc.c()

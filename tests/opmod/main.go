@@ -101,7 +101,9 @@ var arrClass = pyext.NewClass[Arr]("Arr", "Arr(n)\n--\n\nn zeros.").
 		q := mapArr(a, func(x float64) float64 { return float64(int64(x / k)) })
 		return q, zipWith(a, q, func(x, qq float64) float64 { return x - qq*k })
 	}).
-	Operator("<<", pyext.Func2(func(a *Arr, n int) *Arr { return mapArr(a, func(x float64) float64 { return x * float64(int64(1)<<n) }) })).
+	Operator("<<", pyext.Func2(func(a *Arr, n int) *Arr {
+		return mapArr(a, func(x float64) float64 { return x * float64(int64(1)<<n) })
+	})).
 	Operator("-", pyext.Func1(func(a *Arr) *Arr { return mapArr(a, func(x float64) float64 { return -x }) })).
 	Operator("abs", pyext.Func1(func(a *Arr) *Arr {
 		return mapArr(a, func(x float64) float64 { return max(x, -x) })
