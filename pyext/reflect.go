@@ -313,21 +313,6 @@ func sliceOf[E godlpack.Element](v *C.gdl_value) []E {
 	return unsafe.Slice((*E)(v.data), int(v.n))
 }
 
-// tensorArg is a godlpack.Tensor argument, with its own shape and strides:
-// the function may keep the Tensor (not its memory).
-func tensorArg(v *C.gdl_value) godlpack.Tensor {
-	view := cView(v)
-	nd := len(view.Shape)
-	dims := make([]int64, nd+len(view.Strides)) // one allocation for both
-	copy(dims, view.Shape)
-	view.Shape = dims[:nd:nd]
-	if view.Strides != nil {
-		copy(dims[nd:], view.Strides)
-		view.Strides = dims[nd:]
-	}
-	return view
-}
-
 // borrowArg is a *consumer.Tensor argument: the trampoline owns the managed
 // tensor and releases it when the call returns.
 func borrowArg(v *C.gdl_value) (*consumer.Tensor, error) {

@@ -1,0 +1,43 @@
+package pyext
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// dims hands out disjoint, capacity-limited slices, from any number of
+// goroutines at once (functions that release the GIL convert arguments
+// concurrently).
+func TestDimsAreDisjointAndCapacityLimited(t *testing.T) {
+	const workers, each = 8, 2000
+	got := make([][][]int64, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				d := dims(1 + i%7)
+				for k := range d {
+					d[k] = int64(w*each + i)
+				}
+				got[w] = append(got[w], d)
+			}
+		}()
+	}
+	wg.Wait()
+	for w := range workers {
+		for i, d := range got[w] {
+			require.Len(t, d, 1+i%7)
+			assert.Equal(t, len(d), cap(d), "an append must copy, not write a neighbour")
+			for _, x := range d {
+				require.Equal(t, int64(w*each+i), x, "two slices share memory")
+			}
+		}
+	}
+	big := dims(100)
+	assert.Len(t, big, 100)
+}
