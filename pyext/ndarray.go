@@ -240,7 +240,7 @@ func ndArg[T godlpack.Element](v *C.gdl_value, _ string, _ int) (NDArray[T], err
 func ndOf[T godlpack.Element](v *C.gdl_value) NDArray[T] {
 	w := (*C.gdl_view)(v.st)
 	nd := int(w.ndim)
-	dims := make([]int, 2*nd)
+	dims := intArena.take(2 * nd)
 	a := NDArray[T]{off: int(w.off), shape: dims[:nd:nd], strides: dims[nd:]}
 	if nd > 0 {
 		sh := unsafe.Slice((*int64)(unsafe.Pointer(w.shape)), nd)

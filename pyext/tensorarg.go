@@ -4,7 +4,6 @@ package pyext
 import "C"
 
 import (
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
@@ -34,7 +33,7 @@ func tensorArg(v *C.gdl_value) godlpack.Tensor {
 		if dl.Strides != nil {
 			n += nd
 		}
-		d := dims(n)
+		d := int64Arena.take(n)
 		copy(d, unsafe.Slice(dl.Shape, nd))
 		t.Shape = d[:nd:nd]
 		if dl.Strides != nil {
@@ -48,33 +47,4 @@ func tensorArg(v *C.gdl_value) godlpack.Tensor {
 		t.Data = dl.Data
 	}
 	return t
-}
-
-// dimsBlock is arena memory for Tensor arguments' shapes and strides: one
-// allocation serves many calls (a Go allocation per call was a fifth of a
-// Tensor argument's cost). Each slice handed out is capacity-limited, so an
-// append copies instead of writing a neighbour; a block stays alive while
-// any Tensor kept from it does (at most its 4 KiB).
-type dimsBlock struct {
-	buf  [512]int64
-	next atomic.Int32
-}
-
-var dimsCur atomic.Pointer[dimsBlock]
-
-// dims is n fresh int64s: from the current block, or a new one when it is
-// full. Safe for concurrent calls (functions that release the GIL).
-func dims(n int) []int64 {
-	if n > 64 {
-		return make([]int64, n)
-	}
-	for {
-		b := dimsCur.Load()
-		if b != nil {
-			if end := int(b.next.Add(int32(n))); end <= len(b.buf) {
-				return b.buf[end-n : end : end]
-			}
-		}
-		dimsCur.CompareAndSwap(b, new(dimsBlock))
-	}
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// dims hands out disjoint, capacity-limited slices, from any number of
+// An arena hands out disjoint, capacity-limited slices, from any number of
 // goroutines at once (functions that release the GIL convert arguments
 // concurrently).
-func TestDimsAreDisjointAndCapacityLimited(t *testing.T) {
+func TestArenaSlicesAreDisjointAndCapacityLimited(t *testing.T) {
 	const workers, each = 8, 2000
 	got := make([][][]int64, workers)
 	var wg sync.WaitGroup
@@ -20,7 +20,7 @@ func TestDimsAreDisjointAndCapacityLimited(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				d := dims(1 + i%7)
+				d := int64Arena.take(1 + i%7)
 				for k := range d {
 					d[k] = int64(w*each + i)
 				}
@@ -38,6 +38,6 @@ func TestDimsAreDisjointAndCapacityLimited(t *testing.T) {
 			}
 		}
 	}
-	big := dims(100)
+	big := int64Arena.take(100)
 	assert.Len(t, big, 100)
 }
