@@ -47,14 +47,18 @@ PyObject* gdl_dlpack_info(PyObject* mod, PyObject* unused);
 /* sigchain.c: one SIGURG handler that calls every Go runtime's own
  * (docs/runtimes.md). join: this library's runtime joins the chain, 1, or
  * 0 when it could not (its handler was already replaced), -1 with OSError.
- * repair: adopts a Go runtime loaded since (ctypes). state: whether the Go
- * runtime of the loaded object at base gets SIGURG, its Go version when it
- * joined (else NULL), and whether it is built on pyext. */
+ * repair: adopts a Go runtime loaded since (ctypes). leader: the chain's
+ * leading table now (one scan of the loaded objects; NULL when out of
+ * memory). state: given the leader, whether the Go runtime of the loaded
+ * object at base gets SIGURG, its Go version when it joined (else NULL),
+ * and whether it is built on pyext. */
 struct dl_phdr_info;
 int gdl_has_go_note(struct dl_phdr_info* info);
 int gdl_sigchain_join(void);
 void gdl_sigchain_repair(void);
-int gdl_sigchain_state(const char* path, uintptr_t base, const char** go_version, int* built_on_pyext);
+const void* gdl_sigchain_leader(void);
+int gdl_sigchain_state(const void* leader, const char* path, uintptr_t base, const char** go_version,
+                       int* built_on_pyext);
 extern const char* gdl_go_version; /* runtime.Version() of this library's runtime */
 
 /* runtimes.c: the Go runtimes loaded in the process, as

@@ -10,6 +10,7 @@
 typedef struct {
   PyObject* list; /* [(path, is_self, go_version, chained), ...] */
   uintptr_t self_base;
+  const void* leader; /* the SIGURG chain's, found once per listing */
   int failed;
 } scan_state;
 
@@ -19,7 +20,8 @@ static int visit(struct dl_phdr_info* info, size_t size, void* arg) {
   const char* path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "(main program)";
   const char* version = NULL;
   int on_pyext = 0;
-  int chained = gdl_sigchain_state(info->dlpi_name ? info->dlpi_name : "", info->dlpi_addr, &version, &on_pyext);
+  int chained =
+      gdl_sigchain_state(s->leader, info->dlpi_name ? info->dlpi_name : "", info->dlpi_addr, &version, &on_pyext);
   PyObject* item = Py_BuildValue("(sOzO)", path, info->dlpi_addr == s->self_base ? Py_True : Py_False, version,
                                  chained ? Py_True : Py_False);
   if (item == NULL || PyList_Append(s->list, item) < 0) s->failed = 1;
@@ -29,7 +31,7 @@ static int visit(struct dl_phdr_info* info, size_t size, void* arg) {
 
 static PyObject* go_objects(void) {
   Dl_info self;
-  scan_state s = {PyList_New(0), 0, 0};
+  scan_state s = {PyList_New(0), 0, gdl_sigchain_leader(), 0};
   if (s.list == NULL) return NULL;
   if (dladdr((void*)&go_objects, &self) != 0) s.self_base = (uintptr_t)self.dli_fbase;
   dl_iterate_phdr(visit, &s);

@@ -272,14 +272,20 @@ void gdl_sigchain_repair(void) {
   pthread_mutex_unlock(&join_mu);
 }
 
-int gdl_sigchain_state(const char* path, uintptr_t base, const char** go_version, int* built_on_pyext) {
+const void* gdl_sigchain_leader(void) {
   go_objects* g = calloc(1, sizeof *g);
-  if (g == NULL) return 0;
+  if (g == NULL) return NULL;
   dl_iterate_phdr(collect, g);
   const gdl_sigchain_table* t = leader(g);
   free(g);
+  return t;
+}
+
+int gdl_sigchain_state(const void* lead, const char* path, uintptr_t base, const char** go_version, int* built_on_pyext) {
+  const gdl_sigchain_table* t = lead;
   *built_on_pyext = table_of(path, base) != NULL;
   *go_version = NULL;
+  if (t == NULL) return 0;
   struct sigaction cur;
   if (sigaction(SIGURG, NULL, &cur) != 0 || cur.sa_sigaction != t->dispatch) {
     /* no chain in place: only the runtime holding the signal gets it */
