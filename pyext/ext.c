@@ -401,6 +401,8 @@ static PyObject* result(const gdl_fn* fn, int i, gdl_value* v) {
     }
     case GDL_V_OBJ:
       return gdl_obj_new(fn->rcls[i], (uintptr_t)v->i);
+    case GDL_V_ITER:
+      return gdl_iter_new((uintptr_t)v->i, (const gdl_fn*)v->p, gdl_call_handle, NULL);
   }
   PyErr_SetString(PyExc_SystemError, "godlpack: unknown result kind");
   return NULL;
@@ -412,7 +414,7 @@ static void drop_results(const gdl_fn* fn, gdl_value* out, int from, int n) {
     char k = fn->kinds[i];
     if (k == GDL_V_STR) free((void*)out[i].s);
     if (k == GDL_V_ARRAY) gdl_managed_free(out[i].p, 1);
-    if (k == GDL_V_OBJ && out[i].i != 0) gdlpyDropHandle((uintptr_t)out[i].i);
+    if ((k == GDL_V_OBJ || k == GDL_V_ITER) && out[i].i != 0) gdlpyDropHandle((uintptr_t)out[i].i);
   }
 }
 

@@ -17,6 +17,7 @@
 #define GDL_V_STR 's'    /* s, n: UTF-8 (results: malloc'd, freed by C) */
 #define GDL_V_ARRAY 'a'  /* see gdl_value */
 #define GDL_V_OBJ 'o'    /* i: the cgo.Handle of an object of a Go class (pyext.Class) */
+#define GDL_V_ITER 'I'   /* results: i the handle of a Go sequence's pull state, p its next function (a gdl_fn) */
 
 #define GDL_MAX_CLASSES 256 /* Go classes in a process, all modules together */
 

@@ -100,44 +100,6 @@ static PyTypeObject method_type = {
 
 /* ---- special methods (class.go's builders) ---------------------------------- */
 
-/* An iterator over a Go iter.Seq: its pull state's handle, the next
- * function, and the object iterated (kept alive). */
-typedef struct {
-  PyObject_HEAD
-  uintptr_t handle;
-  const gdl_fn* next;
-  PyObject* owner;
-} gdl_iter;
-
-static PyObject* iter_next(PyObject* self) {
-  gdl_iter* it = (gdl_iter*)self;
-  if (it->handle == 0) return NULL;
-  PyObject* r = gdl_call_handle(it->next, it->handle);
-  if (r == NULL && PyErr_ExceptionMatches(PyExc_StopIteration)) {
-    PyErr_Clear(); /* done: no exception, as tp_iternext's protocol has it */
-    uintptr_t h = it->handle;
-    it->handle = 0; /* the Go iterator stops now, not when the object dies */
-    if (!gdl_forked()) gdlpyDropHandle(h);
-  }
-  return r;
-}
-
-static void iter_dealloc(PyObject* self) {
-  gdl_iter* it = (gdl_iter*)self;
-  if (it->handle != 0 && !gdl_forked()) gdlpyDropHandle(it->handle);
-  Py_XDECREF(it->owner);
-  PyObject_Free(self);
-}
-
-static PyTypeObject iter_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "godlpack.go_iterator",
-    .tp_basicsize = sizeof(gdl_iter),
-    .tp_dealloc = iter_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_iter = PyObject_SelfIter,
-    .tp_iternext = iter_next,
-};
-
 /* len(self) by the class's Len (an item method's aux function); -1 with an exception. */
 static Py_ssize_t item_len(const gdl_special* sp, PyObject* self) {
   PyObject* n = gdl_call_fn(sp->aux, self, NULL, 0, NULL);
@@ -281,15 +243,7 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
       uintptr_t handle = (uintptr_t)PyLong_AsUnsignedLongLong(h);
       Py_DECREF(h);
       if (PyErr_Occurred()) return NULL;
-      gdl_iter* it = PyObject_New(gdl_iter, &iter_type);
-      if (it == NULL) {
-        gdlpyDropHandle(handle);
-        return NULL;
-      }
-      it->handle = handle;
-      it->next = sp->aux;
-      it->owner = Py_NewRef(self);
-      return (PyObject*)it;
+      return gdl_iter_new(handle, sp->aux, gdl_call_handle, self);
     }
     case GDL_M_ENTER: {
       PyObject* r = gdl_call_fn(fn, self, NULL, 0, NULL);
@@ -509,7 +463,7 @@ static PyMethodDef reduce_def = {"__reduce__", obj_reduce, METH_NOARGS, "Picklin
 
 /* Makes class c's type in module m and adds it as m.<name>. */
 int gdl_add_class(PyObject* m, gdl_class* c) {
-  if (PyType_Ready(&method_type) < 0 || PyType_Ready(&iter_type) < 0) return -1;
+  if (PyType_Ready(&method_type) < 0) return -1;
   const char* modname = PyModule_GetName(m);
   if (modname == NULL) return -1;
   size_t len = strlen(modname) + strlen(c->name) + 2;

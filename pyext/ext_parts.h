@@ -2,8 +2,9 @@
  * (internal to pyext). Calls go one way: ext_module.c (the module) uses
  * ext.c (functions: the call path) and ext_class.c (classes); ext_class.c
  * uses ext.c and ext_buffer.c (the buffer protocol); ext.c uses
- * ext_arrays.c (array requirements); all use ext_obj.c (objects of Go
- * classes) and the runtime's layers below
+ * ext_arrays.c (array requirements); ext.c and ext_class.c use ext_iter.c
+ * (Go sequences as iterators); all use ext_obj.c (objects of Go classes)
+ * and the runtime's layers below
  * (exchange.h and what it includes; docs/architecture.md). The Go side of
  * each is declared here once. */
 #ifndef GODLPACK_EXT_PARTS_H_
@@ -60,6 +61,13 @@ PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h);
 /* Sets RuntimeError for a Go panic (err: the message, then the Go stack, a note). */
 void gdl_raise_panic(const char* err);
 int gdl_add_func(PyObject* m, gdl_fn* fn);
+
+/* ext_iter.c: a Python iterator over a Go sequence: its pull state's
+ * handle (dropped when the sequence ends or the iterator dies, and on
+ * failure here), the next function, called through call, and the object
+ * iterated, kept alive (NULL: none). */
+typedef PyObject* (*gdl_next_call)(const gdl_fn* next, uintptr_t handle);
+PyObject* gdl_iter_new(uintptr_t handle, const gdl_fn* next, gdl_next_call call, PyObject* owner);
 
 /* ext_buffer.c: the buffer protocol of a class with pyext's Buffer (tp_as_buffer's two slots). */
 int gdl_obj_getbuffer(PyObject* self, Py_buffer* view, int flags);

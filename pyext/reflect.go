@@ -350,6 +350,9 @@ func cView(v *C.gdl_value) godlpack.Tensor {
 }
 
 func resultFor(t reflect.Type) (result, error) {
+	if r, ok, err := seqResult(t); ok { // seqresult.go
+		return r, err
+	}
 	if at := arrayTypeOf(t); at != nil { // arraytype.go
 		return result{C.GDL_V_ARRAY, func(rv reflect.Value, v *C.gdl_value, in []span) error {
 			var x any

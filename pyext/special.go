@@ -241,10 +241,10 @@ func (ci *classInfo) mustMethod(name string, fn any) *goFunc {
 	return f
 }
 
-// Iterable is an iteration for Class.Iter, made by Seq.
+// Iterable is an iteration for Class.Iter, made by Seq or Seq2.
 type Iterable struct {
 	build func(ci *classInfo) (iterFn, next *goFunc, err error)
-	elem  reflect.Type
+	elem  reflect.Type // the sequence type (iter.Seq[V], iter.Seq2[K, V]), for the stub
 }
 
 // Seq makes fn, a method returning an iter.Seq[V] (func(*T) iter.Seq[V]),
@@ -253,7 +253,7 @@ type Iterable struct {
 // result of type V. An iterator left unfinished stops the sequence when it
 // is freed.
 func Seq[T, V any](fn func(*T) iter.Seq[V]) Iterable {
-	return Iterable{elem: reflect.TypeFor[V](), build: func(ci *classInfo) (*goFunc, *goFunc, error) {
+	return Iterable{elem: reflect.TypeFor[iter.Seq[V]](), build: func(ci *classInfo) (*goFunc, *goFunc, error) {
 		if ci.ptr != reflect.TypeFor[*T]() {
 			return nil, nil, fmt.Errorf("Seq of a %v method given to the class of %v", reflect.TypeFor[*T](), ci.ptr)
 		}
@@ -373,7 +373,7 @@ type dropper interface{ drop() }
 func (c *Class[T]) Iter(it Iterable) *Class[T] {
 	ci := c.info
 	if it.build == nil {
-		ci.fail(fmt.Errorf("Iter: want a pyext.Seq"))
+		ci.fail(fmt.Errorf("Iter: want a pyext.Seq or pyext.Seq2"))
 		return c
 	}
 	iterFn, next, err := it.build(ci)

@@ -59,11 +59,24 @@ func (m *Module) Stub() string {
 	return b.String()
 }
 
-// iterates says whether a class has Iter (the stub imports Iterator).
+// iterates says whether a class has Iter, or a function or method returns
+// a Go sequence (the stub imports Iterator).
 func (m *Module) iterates() bool {
+	fns := append([]*goFunc{}, m.funcs...)
 	for _, ci := range m.classes {
 		if ci.special("__iter__") != nil {
 			return true
+		}
+		fns = append(fns, ci.methods...)
+		for _, sp := range ci.specials {
+			fns = append(fns, sp.fn)
+		}
+	}
+	for _, f := range fns {
+		for i := 0; i < f.typ.NumOut(); i++ {
+			if _, ok := seqElems(f.typ.Out(i)); ok {
+				return true
+			}
 		}
 	}
 	return false
@@ -238,7 +251,11 @@ func stubSpecials(b *strings.Builder, ci *classInfo) {
 				fmt.Fprintf(b, "    @overload\n    def __setitem__(self, index: slice, value: %s, /) -> None: ...\n", paramType(sf, 4))
 			}
 		case C.GDL_M_DELITEM:
-			b.WriteString("    def __delitem__(self, index: SupportsIndex | slice, /) -> None: ...\n")
+			key := "SupportsIndex"
+			if ci.slices[sp.name] != nil {
+				key += " | slice"
+			}
+			fmt.Fprintf(b, "    def __delitem__(self, index: %s, /) -> None: ...\n", key)
 		case C.GDL_M_BINOP:
 			r := ci.name // in place, changing self
 			if values(f) > 0 {
@@ -248,7 +265,7 @@ func stubSpecials(b *strings.Builder, ci *classInfo) {
 		case C.GDL_M_CONTAINS:
 			b.WriteString("    def __contains__(self, value: object, /) -> bool: ...\n")
 		case C.GDL_M_ITER:
-			fmt.Fprintf(b, "    def __iter__(self) -> Iterator[%s]: ...\n", StubType(ci.iterElem, false))
+			fmt.Fprintf(b, "    def __iter__(self) -> %s: ...\n", StubType(ci.iterElem, false))
 		case C.GDL_M_ENTER:
 			r := ci.name
 			if len(f.results) > 0 {

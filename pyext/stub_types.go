@@ -10,6 +10,9 @@ func StubType(t reflect.Type, param bool) string {
 	if ci := classFor(t); ci != nil {
 		return ci.name
 	}
+	if s, ok := seqStub(t); ok { // seqresult.go
+		return s
+	}
 	switch {
 	case arrayTypeOf(t) != nil && param: // RegisterArrayType's types
 		return "SupportsDLPack"

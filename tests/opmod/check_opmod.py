@@ -288,3 +288,64 @@ def test_views_from_many_threads():
         t.join(timeout=60)
         assert not t.is_alive(), "a thread did not finish"
     assert errors == []
+
+
+# ---- Go sequences as iterators --------------------------------------------------------
+
+def test_a_function_returning_iter_seq_returns_an_iterator():
+    it = opmod.countdown(3)
+    assert iter(it) is it and type(it).__name__ == "go_iterator"
+    assert list(it) == [3, 2, 1]
+    assert next(it, "end") == "end"  # exhausted stays exhausted
+    assert sum(opmod.countdown(10)) == 55
+
+
+def test_a_sequence_of_objects_through_the_reflection_path():
+    parts = list(opmod.chunks(np.arange(5.0), 2))
+    assert [type(p) for p in parts] == [Arr, Arr, Arr]
+    assert [vals(p) for p in parts] == [[0.0, 1.0], [2.0, 3.0], [4.0]]
+
+
+def test_an_iter_seq2_class_iteration_gives_tuples():
+    t = opmod.Table(3)
+    assert list(t) == [("k0", 0.0), ("k1", 1.0), ("k2", 2.0)]
+    assert dict(t) == {"k0": 0.0, "k1": 1.0, "k2": 2.0}
+
+
+def test_an_unfinished_sequence_stops_when_its_iterator_dies():
+    before = opmod.stopped()
+    it = opmod.countdown(5)
+    assert next(it) == 5
+    del it
+    gc.collect()
+    assert opmod.stopped() == before + 1  # its deferred call ran
+    assert list(opmod.countdown(2)) == [2, 1]
+    assert opmod.stopped() == before + 2
+
+
+def test_a_panic_in_a_sequence_is_a_runtime_error_and_a_nil_one_a_value_error():
+    it = opmod.countdown(14)
+    assert next(it) == 14
+    with pytest.raises(RuntimeError, match="countdown: 13"):
+        next(it)
+    with pytest.raises(ValueError, match="nil iter.Seq"):
+        opmod.nothing()
+
+
+def test_iterators_from_many_threads():
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(50):
+                results.append(sum(opmod.countdown(12)))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+        assert not t.is_alive(), "a thread did not finish"
+    assert errors == [] and results == [78] * 200

@@ -8,6 +8,10 @@ import "C" // cgo: PyInit_opmod is exported to CPython
 
 import (
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/godlpack/godlpack/pyext"
@@ -16,6 +20,11 @@ import (
 var module = pyext.NewModule("opmod", "Operators, slices and buffers of pyext classes under test.").
 	Def("live_objects", pyext.Func0(pyext.LiveObjects), "live_objects()\n--\n\nObjects of Go classes alive.").
 	Def("pinned_buffers", pyext.Func0(pyext.PinnedBuffers), "pinned_buffers()\n--\n\nBuffer views not yet released.").
+	Def("countdown", pyext.Func1(countdown), "countdown(n)\n--\n\nn, n-1, ..., 1; panics at 13.").
+	Def("chunks", chunks, "chunks(x, k)\n--\n\nArrs of k values of x (reflection path).", pyext.ReadOnlyArgs).
+	Def("nothing", pyext.Func0(func() iter.Seq[int] { return nil }), "nothing()\n--\n\nA nil sequence.").
+	Def("stopped", pyext.Func0(func() int { return int(stopped.Load()) }), "stopped()\n--\n\nSequences that ran their deferred calls.").
+	Class(tableClass).
 	Class(arrClass).
 	Class(matClass).
 	Class(bytesClass).
@@ -148,6 +157,57 @@ func zipWith(a, b *Arr, f func(x, y float64) float64) *Arr {
 	}
 	return r
 }
+
+// ---- Go sequences as Python iterators -----------------------------------------------
+
+// stopped counts sequences whose deferred calls ran.
+var stopped atomic.Int64
+
+func countdown(n int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		defer stopped.Add(1)
+		for i := n; i > 0; i-- {
+			if i == 13 {
+				panic("countdown: 13")
+			}
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
+
+func chunks(x []float64, k int) iter.Seq[*Arr] {
+	x = slices.Clone(x) // the argument's memory is the caller's only during the call
+	return func(yield func(*Arr) bool) {
+		for c := range slices.Chunk(x, max(k, 1)) {
+			if !yield(&Arr{data: c}) {
+				return
+			}
+		}
+	}
+}
+
+// Table maps names to values; iter(table) gives (name, value) in name order.
+type Table struct{ m map[string]float64 }
+
+var tableClass = pyext.NewClass[Table]("Table", "Table(n)\n--\n\nk0..k{n-1} mapped to 0..n-1.").
+	Init(pyext.Func1(func(n int) *Table {
+		t := &Table{m: map[string]float64{}}
+		for i := range n {
+			t.m[fmt.Sprintf("k%d", i)] = float64(i)
+		}
+		return t
+	})).
+	Iter(pyext.Seq2(func(t *Table) iter.Seq2[string, float64] {
+		return func(yield func(string, float64) bool) {
+			for _, k := range slices.Sorted(maps.Keys(t.m)) {
+				if !yield(k, t.m[k]) {
+					return
+				}
+			}
+		}
+	}))
 
 // ---- Mat: a read-only 2-d int32 buffer ---------------------------------------------
 
