@@ -21,10 +21,15 @@ import (
 
 // pyRef is a strong reference to a Python object that Go holds; it is
 // dropped (with the GIL) when the pyRef is garbage collected.
-type pyRef struct{ obj C.uintptr_t }
+type pyRef struct {
+	obj C.uintptr_t
+	// A pointer field, never set: Go batches small pointer-free objects
+	// into one tiny block, whose cleanups wait for all its objects to die.
+	_ *byte
+}
 
 func newPyRef(obj C.uintptr_t) *pyRef {
-	r := &pyRef{obj}
+	r := &pyRef{obj: obj}
 	runtime.AddCleanup(r, func(o C.uintptr_t) { C.gdl_py_release(o) }, obj)
 	return r
 }
