@@ -38,6 +38,13 @@ func newPyRef(obj C.uintptr_t) *pyRef {
 // its callable raised: gdlpyCall recovers it and raises the exception again.
 type callbackAbort struct{ err *PyError }
 
+// Error is what a crash says where no pyext call recovers the panic (a
+// goroutine of the function's own).
+func (a *callbackAbort) Error() string {
+	return "pyext: a Python callable raised " + a.err.Error() +
+		" in a Go func without an error result, outside the goroutine of the pyext call; give the func type an error result"
+}
+
 // cbSpec is how a Go func type's values cross to Python and back.
 type cbSpec struct {
 	typ    reflect.Type
