@@ -131,6 +131,11 @@ func callableParam(t reflect.Type) (param, error) {
 func (s *cbSpec) call(ref *pyRef, fn *C.char, args []reflect.Value) []reflect.Value {
 	var in [C.GDL_MAX_PARAMS]C.gdl_value
 	var out [C.GDL_MAX_RESULTS + 1]C.gdl_value
+	for i, a := range args { // before any handle is made for an object
+		if s.in[i] == C.GDL_V_OBJ && a.IsNil() {
+			panic(fmt.Sprintf("pyext: a nil %v passed to a Python callable", a.Type()))
+		}
+	}
 	for i, a := range args {
 		switch s.in[i] {
 		case C.GDL_V_FLOAT:
@@ -148,9 +153,6 @@ func (s *cbSpec) call(ref *pyRef, fn *C.char, args []reflect.Value) []reflect.Va
 			in[i].s, in[i].n = C.CString(str), C.int64_t(len(str))
 			defer C.free(unsafe.Pointer(in[i].s))
 		case C.GDL_V_OBJ:
-			if a.IsNil() {
-				panic(fmt.Sprintf("pyext: a nil %v passed to a Python callable", a.Type()))
-			}
 			in[i].i, in[i].n = newHandle(a.Interface()), C.int64_t(s.inCls[i]) // the object C makes owns it
 		}
 	}
