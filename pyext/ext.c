@@ -279,9 +279,26 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
 static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   gdl_value* v = &a->v[i];
   gdl_where w = {fn->name, i + 1, 0, -1, NULL, 0};
-  switch (fn->sig[i]) {
+  switch (fn->sig[i]) { /* exact floats and ints in range inline; the rest, and refusals, in ext_pyobj.c */
     case GDL_V_FLOAT:
+      if (PyFloat_CheckExact(obj)) {
+        double d = PyFloat_AS_DOUBLE(obj);
+        if (fn->elem[i].bits != 32 || !isfinite(d) || !isinf((float)d)) {
+          v->f = d;
+          return 0;
+        }
+      }
+      return gdl_value_from(GDL_V_FLOAT, fn->elem[i], obj, v, &w);
     case GDL_V_INT:
+      if (PyLong_CheckExact(obj)) {
+        int overflow, bits = fn->elem[i].bits ? fn->elem[i].bits : 64;
+        long long x = PyLong_AsLongLongAndOverflow(obj, &overflow); /* an exact int: no error but overflow */
+        if (!overflow && (bits == 64 || (x >= -(1LL << (bits - 1)) && x < (1LL << (bits - 1))))) {
+          v->i = x;
+          return 0;
+        }
+      }
+      return gdl_value_from(GDL_V_INT, fn->elem[i], obj, v, &w);
     case GDL_V_UINT:
     case GDL_V_BOOL:
     case GDL_V_STR:
