@@ -22,6 +22,11 @@ func gdlpyCall(c *C.gdl_call) (kind C.int) {
 	f := (*registry.funcs.Load())[c.id]
 	defer func() {
 		if p := recover(); p != nil {
+			if a, ok := p.(*callbackAbort); ok { // a callable raised: raise it again
+				c.nout = 0
+				kind = f.fail(a.err, c)
+				return
+			}
 			putError(c.err, c.errlen, fmt.Sprintf("Go panic in %s(): %v\n%s", f.name, p, debug.Stack()))
 			c.nout = 0
 			kind = C.GDL_ERR_PANIC
@@ -32,7 +37,7 @@ func gdlpyCall(c *C.gdl_call) (kind C.int) {
 		n, err := f.call(ins, unsafe.Slice(c.out, C.GDL_MAX_RESULTS), f.name)
 		c.nout = C.int(n)
 		if err != nil {
-			return f.fail(err, c.err, c.errlen)
+			return f.fail(err, c)
 		}
 		return C.GDL_ERR_NONE
 	}
@@ -45,14 +50,14 @@ func (f *goFunc) callReflect(c *C.gdl_call, ins []C.gdl_value) C.int {
 	for i, p := range f.params {
 		a, err := p(&ins[i], f.name, i)
 		if err != nil {
-			return f.fail(err, c.err, c.errlen)
+			return f.fail(err, c)
 		}
 		args[i] = a
 	}
 	res := f.fn.Call(args)
 	if f.hasErr {
 		if err, _ := res[len(res)-1].Interface().(error); err != nil {
-			return f.fail(err, c.err, c.errlen)
+			return f.fail(err, c)
 		}
 	}
 	outs := unsafe.Slice(c.out, C.GDL_MAX_RESULTS)
@@ -63,14 +68,18 @@ func (f *goFunc) callReflect(c *C.gdl_call, ins []C.gdl_value) C.int {
 		}
 		if err := r.put(res[i], &outs[i], spans); err != nil {
 			c.nout = C.int(i) // the ones before are C's to free
-			return f.fail(err, c.err, c.errlen)
+			return f.fail(err, c)
 		}
 	}
 	c.nout = C.int(len(f.results))
 	return C.GDL_ERR_NONE
 }
 
-func (f *goFunc) fail(err error, errBuf *C.char, errLen C.int) C.int {
+func (f *goFunc) fail(err error, c *C.gdl_call) C.int {
+	errBuf, errLen := c.err, c.errlen
+	if c.exc = pyExcRef(err); c.exc != 0 { // a Python callable's exception (callback.go)
+		return C.GDL_ERR_PYEXC
+	}
 	var o *overflowError
 	if errors.As(err, &o) {
 		putError(errBuf, errLen, err.Error())

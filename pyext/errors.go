@@ -31,6 +31,23 @@ type (
 	KeyError struct{ Msg string }
 )
 
+// PyError is an exception that a Python callable raised when Go called it
+// (a parameter of a Go func type whose func has an error result): Type is
+// its type's name ("ValueError"), Msg its str(). Returned by the Go
+// function, wrapped or not, it raises the same exception object again.
+type PyError struct {
+	Type string
+	Msg  string
+	exc  *pyRef // the exception object (callback.go)
+}
+
+func (e *PyError) Error() string {
+	if e.Msg == "" {
+		return e.Type
+	}
+	return e.Type + ": " + e.Msg
+}
+
 func (e *BufferError) Error() string  { return e.Msg }
 func (e *TypeError) Error() string    { return e.Msg }
 func (e *ValueError) Error() string   { return e.Msg }

@@ -6,11 +6,19 @@
 #include "ext.h"
 #include "ext_arrays.h"
 #include "ext_parts.h"
+#include "ext_pyobj.h"
 
 static const char FN_CAPSULE[] = "godlpack.gofunc";
 
 /* How an array argument is held until the call returns. */
-enum { ARG_NONE, ARG_MANAGED, ARG_HELD, ARG_REQ /* ext_arrays.c holds it */ };
+enum {
+  ARG_NONE,
+  ARG_MANAGED,
+  ARG_HELD,
+  ARG_REQ,       /* ext_arrays.c holds it */
+  ARG_CALLABLE,  /* v.i: a reference Go takes (zeroing v.i) or C drops */
+  ARG_CONTAINER, /* a list or dict: v.s the values (freed), held[i] the copy of its items */
+};
 
 /* A godlpack.Tensor argument read from an exact NumPy array's fields: the
  * managed tensor NumPy's __dlpack__ would export, without the capsule and
@@ -41,6 +49,11 @@ static void free_arrays(call_args* a, int n) {
   for (int i = 0; i < n; i++) {
     if (a->how[i] == ARG_HELD) Py_DECREF(a->held[i]);
     if (a->how[i] == ARG_REQ) gdl_req_free(&a->v[i]);
+    if (a->how[i] == ARG_CALLABLE && a->v[i].i != 0) Py_DECREF((PyObject*)(uintptr_t)a->v[i].i); /* Go did not take it */
+    if (a->how[i] == ARG_CONTAINER) {
+      free((void*)a->v[i].s);
+      Py_DECREF(a->held[i]);
+    }
     if (a->how[i] != ARG_MANAGED) continue;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -263,120 +276,59 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   return typed ? slice_arg(fn, i, t, v) : 0;
 }
 
-/* NumPy's bool scalar (numpy.bool, numpy.bool_ before NumPy 2), by name:
- * it is no int (NumPy 2 gives it no __index__), but it is a bool. */
-static int is_numpy_bool(PyObject* obj) {
-  const char* n = Py_TYPE(obj)->tp_name;
-  return strcmp(n, "numpy.bool") == 0 || strcmp(n, "numpy.bool_") == 0;
-}
-
-static const char* scalar_name(gdl_elem e) {
-  static char buf[16];
-  snprintf(buf, sizeof buf, "%s%d", e.code == kDLInt ? "int" : e.code == kDLUInt ? "uint" : "float", (int)e.bits);
-  return buf; /* with the GIL: one call at a time */
-}
-
-static int out_of_range(const gdl_fn* fn, int i, PyObject* obj) {
-  PyErr_Format(PyExc_OverflowError, "%s() argument %d: %R out of range for %s", fn->name, i + 1, obj,
-               scalar_name(fn->elem[i]));
-  return -1;
-}
-
-/* An integer argument: an int or anything with __index__ (NumPy integer
- * scalars), not a bool (nor numpy.bool) and not a float; range-checked
- * against the parameter's Go type. */
-static int int_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
-  if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
-    PyErr_Format(PyExc_TypeError, "%s() argument %d must be int, not %.200s", fn->name, i + 1, Py_TYPE(obj)->tp_name);
-    return -1;
-  }
-  PyObject* n = PyNumber_Index(obj);
-  if (n == NULL) return -1;
-  gdl_elem e = fn->elem[i];
-  int bits = e.bits ? e.bits : 64, overflow = 0, r = 0;
-  if (fn->sig[i] == GDL_V_UINT) {
-    unsigned long long u = 0;
-    long long x = PyLong_AsLongLongAndOverflow(n, &overflow);
-    if (x == -1 && !overflow && PyErr_Occurred()) {
-      r = -1;
-    } else if (overflow < 0 || (!overflow && x < 0)) {
-      overflow = 1; /* negative */
-    } else if (!overflow) {
-      u = (unsigned long long)x;
-    } else { /* beyond int64: maybe a uint64 */
-      u = PyLong_AsUnsignedLongLong(n);
-      overflow = u == (unsigned long long)-1 && PyErr_Occurred();
-      if (overflow) {
-        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) r = -1;
-        else PyErr_Clear();
-      }
-    }
-    if (!overflow && bits < 64 && u >> bits) overflow = 1;
-    v->i = (int64_t)u;
-  } else {
-    long long x = PyLong_AsLongLongAndOverflow(n, &overflow);
-    if (x == -1 && !overflow && PyErr_Occurred()) r = -1;
-    if (!overflow && bits < 64 && (x < -(1LL << (bits - 1)) || x >= (1LL << (bits - 1)))) overflow = 1;
-    v->i = x;
-  }
-  if (r == 0 && overflow) r = out_of_range(fn, i, n);
-  Py_DECREF(n);
-  return r;
-}
-
-/* A float argument: what float() takes from numbers (float, int, NumPy
- * scalars: __float__ or __index__), not a str; a float32 parameter refuses
- * finite values beyond float32's range (they would become inf), as
- * struct.pack("f", ...) does. */
-static int float_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
-  v->f = PyFloat_AsDouble(obj);
-  if (v->f == -1.0 && PyErr_Occurred()) {
-    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_TypeError, "%s() argument %d must be float, not %.200s", fn->name, i + 1,
-                   Py_TYPE(obj)->tp_name);
-    } else if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
-      PyErr_Clear();
-      out_of_range(fn, i, obj);
-    }
-    return -1;
-  }
-  if (fn->elem[i].bits == 32 && isfinite(v->f) && isinf((float)v->f)) return out_of_range(fn, i, obj);
-  return 0;
-}
-
-
 static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   gdl_value* v = &a->v[i];
-  switch (fn->sig[i]) {
+  gdl_where w = {fn->name, i + 1, 0, -1, NULL, 0};
+  switch (fn->sig[i]) { /* exact floats and ints in range inline; the rest, and refusals, in ext_pyobj.c */
     case GDL_V_FLOAT:
-      return float_arg(fn, i, obj, v);
+      if (PyFloat_CheckExact(obj)) {
+        double d = PyFloat_AS_DOUBLE(obj);
+        if (fn->elem[i].bits != 32 || !isfinite(d) || !isinf((float)d)) {
+          v->f = d;
+          return 0;
+        }
+      }
+      return gdl_value_from(GDL_V_FLOAT, fn->elem[i], obj, v, &w);
     case GDL_V_INT:
+      if (PyLong_CheckExact(obj)) {
+        int overflow, bits = fn->elem[i].bits ? fn->elem[i].bits : 64;
+        long long x = PyLong_AsLongLongAndOverflow(obj, &overflow); /* an exact int: no error but overflow */
+        if (!overflow && (bits == 64 || (x >= -(1LL << (bits - 1)) && x < (1LL << (bits - 1))))) {
+          v->i = x;
+          return 0;
+        }
+      }
+      return gdl_value_from(GDL_V_INT, fn->elem[i], obj, v, &w);
     case GDL_V_UINT:
-      return int_arg(fn, i, obj, v);
     case GDL_V_BOOL:
-      if (!PyBool_Check(obj) && !is_numpy_bool(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s() argument %d must be bool, not %.200s", fn->name, i + 1,
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-      }
-      v->i = PyObject_IsTrue(obj);
-      return v->i < 0 ? -1 : 0;
-    case GDL_V_STR: {
-      Py_ssize_t n;
-      if (!PyUnicode_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s() argument %d must be str, not %.200s", fn->name, i + 1,
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-      }
-      v->s = PyUnicode_AsUTF8AndSize(obj, &n); /* borrowed: the caller holds obj */
-      v->n = n;
-      return v->s == NULL ? -1 : 0;
-    }
+    case GDL_V_STR:
+      return gdl_value_from(fn->sig[i], fn->elem[i], obj, v, &w);
     case GDL_V_ARRAY:
       return array_arg(fn, i, obj, a);
     case GDL_V_OBJ:
       return gdl_obj_arg(fn, i, obj, v);
+    case GDL_V_CALLABLE: /* a Go func (callback.go): Go takes the reference */
+      if (!PyCallable_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s() argument %d must be callable, not %.200s", fn->name, i + 1,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+      }
+      if (gdl_py_watch_exit() < 0) return -1;
+      v->i = (int64_t)(uintptr_t)Py_NewRef(obj);
+      v->s = fn->name;
+      a->how[i] = ARG_CALLABLE;
+      a->arrays = 1;
+      return 0;
+    case GDL_V_LIST:
+    case GDL_V_DICT: {
+      int r = fn->sig[i] == GDL_V_LIST ? gdl_list_arg(fn->elem[i], obj, v, &a->held[i], &w)
+                                       : gdl_dict_arg(fn->elem[i], obj, v, &a->held[i], &w);
+      if (r == 0) {
+        a->how[i] = ARG_CONTAINER;
+        a->arrays = 1;
+      }
+      return r;
+    }
   }
   PyErr_SetString(PyExc_SystemError, "godlpack: unknown parameter kind");
   return -1;
@@ -403,6 +355,9 @@ static PyObject* result(const gdl_fn* fn, int i, gdl_value* v) {
       return gdl_obj_new(fn->rcls[i], (uintptr_t)v->i);
     case GDL_V_ITER:
       return gdl_iter_new((uintptr_t)v->i, (const gdl_fn*)v->p, gdl_call_handle, NULL);
+    case GDL_V_LIST:
+    case GDL_V_DICT:
+      return gdl_container_result(fn->kinds[i], v);
   }
   PyErr_SetString(PyExc_SystemError, "godlpack: unknown result kind");
   return NULL;
@@ -415,6 +370,7 @@ static void drop_results(const gdl_fn* fn, gdl_value* out, int from, int n) {
     if (k == GDL_V_STR) free((void*)out[i].s);
     if (k == GDL_V_ARRAY) gdl_managed_free(out[i].p, 1);
     if ((k == GDL_V_OBJ || k == GDL_V_ITER) && out[i].i != 0) gdlpyDropHandle((uintptr_t)out[i].i);
+    if (k == GDL_V_LIST || k == GDL_V_DICT) gdl_container_drop(&out[i]);
   }
 }
 
@@ -533,7 +489,8 @@ static PyObject* go_call(const gdl_fn* fn, call_args* a) {
     free_arrays(a, fn->nparams);
     return NULL;
   }
-  gdl_call c = {.id = fn->id, .nin = fn->nparams, .in = a->v, .out = out, .nout = 0, .errlen = sizeof err, .err = err};
+  gdl_call c = {
+      .id = fn->id, .nin = fn->nparams, .in = a->v, .out = out, .nout = 0, .errlen = sizeof err, .err = err, .exc = 0};
   if (fn->release_gil) {
     Py_BEGIN_ALLOW_THREADS kind = gdlpyCall(&c);
     Py_END_ALLOW_THREADS
@@ -548,7 +505,8 @@ static PyObject* go_call(const gdl_fn* fn, call_args* a) {
   if (kind != GDL_ERR_NONE) {
     drop_results(fn, out, 0, nout);
     if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
-    else gdl_ext_raise(kind, err);
+    else if (kind == GDL_ERR_PYEXC && c.exc != 0) gdl_py_reraise(c.exc); /* the callback's own exception */
+    else gdl_ext_raise(kind == GDL_ERR_PYEXC ? GDL_ERR_RUNTIME : kind, err);
     return NULL;
   }
   if (nout == 0) Py_RETURN_NONE;

@@ -18,6 +18,11 @@
 #define GDL_V_ARRAY 'a'  /* see gdl_value */
 #define GDL_V_OBJ 'o'    /* i: the cgo.Handle of an object of a Go class (pyext.Class) */
 #define GDL_V_ITER 'I'   /* results: i the handle of a Go sequence's pull state, p its next function (a gdl_fn) */
+#define GDL_V_CALLABLE 'c' /* a Go func parameter: i a new reference to the callable, which Go takes
+                            * (and zeroes i); s the function's name (callback.go, ext_pyobj.c) */
+#define GDL_V_LIST 'l'     /* []string, []*T: s points to n values; a result's s is one malloc'd
+                            * block (values, then their strings), versioned the items' kind */
+#define GDL_V_DICT 'd'     /* map[string]T: as a list of 2n values, key then value */
 
 #define GDL_MAX_CLASSES 256 /* Go classes in a process, all modules together */
 
@@ -50,6 +55,7 @@ typedef struct {
   int nout;
   int errlen;
   char* err;
+  uintptr_t exc; /* GDL_ERR_PYEXC: a new reference to the exception to raise again */
 } gdl_call;
 
 /* A typed-slice parameter's element type (DLPack code and bits); for a
@@ -59,6 +65,7 @@ typedef struct {
   uint8_t code, bits;
   uint8_t nd;     /* 1: an N-d view parameter (pyext.NDArray) */
   uint8_t tensor; /* 1: a godlpack.Tensor parameter (ext.c reads an exact NumPy array's fields) */
+  uint8_t kind;   /* a list or dict parameter: its items' (values') kind, code and bits theirs */
 } gdl_elem;
 
 /* A registered function: id into Go's table, its Python name and docstring,
@@ -97,6 +104,7 @@ typedef struct {
 #define GDL_ERR_INDEX 100 /* IndexError */
 #define GDL_ERR_KEY 101   /* KeyError */
 #define GDL_ERR_STOP 102  /* StopIteration: a Go iterator is done */
+#define GDL_ERR_PYEXC 103 /* a Python exception a callback raised (gdl_call's exc), raised again */
 #define GDL_ERR_EXC 1000  /* + id: a custom exception (gdl_exc) */
 
 #endif

@@ -2,9 +2,11 @@
  * (internal to pyext). Calls go one way: ext_module.c (the module) uses
  * ext.c (functions: the call path) and ext_class.c (classes); ext_class.c
  * uses ext.c and ext_buffer.c (the buffer protocol); ext.c uses
- * ext_arrays.c (array requirements); ext.c and ext_class.c use ext_iter.c
- * (Go sequences as iterators); all use ext_obj.c (objects of Go classes)
- * and the runtime's layers below
+ * ext_arrays.c (array requirements) and ext_pyobj.c (scalar, list and dict
+ * values; calls of Python callables from Go, for callback.go and
+ * containers.go; declared in ext_pyobj.h); ext.c and ext_class.c use
+ * ext_iter.c (Go sequences as iterators); all use ext_obj.c (objects of Go
+ * classes) and the runtime's layers below
  * (exchange.h and what it includes; docs/architecture.md). The Go side of
  * each is declared here once. */
 #ifndef GODLPACK_EXT_PARTS_H_

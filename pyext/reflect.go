@@ -168,6 +168,13 @@ func paramFor(t reflect.Type) (byte, param, error) {
 			return rv, err
 		}, nil
 	}
+	if kind, p, ok := containerParam(t); ok { // []string, map[string]T (containers.go)
+		return kind, p, nil
+	}
+	if t.Kind() == reflect.Func { // a Python callable (callback.go)
+		p, err := callableParam(t)
+		return C.GDL_V_CALLABLE, p, err
+	}
 	switch t.Kind() {
 	case reflect.Float32, reflect.Float64:
 		return C.GDL_V_FLOAT, func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
@@ -276,6 +283,9 @@ func elemOf(t reflect.Type) C.gdl_elem {
 	if t == tensorType {
 		return C.gdl_elem{tensor: 1}
 	}
+	if e, ok := containerElem(t); ok { // containers.go
+		return e
+	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return C.gdl_elem{code: C.uint8_t(godlpack.Int64.Code), bits: C.uint8_t(t.Bits())}
@@ -361,6 +371,9 @@ func resultFor(t reflect.Type) (result, error) {
 			}
 			return at.put(x, v, in)
 		}}, nil
+	}
+	if r, ok := containerResult(t); ok { // []string, map[string]T, []*T of a class (containers.go)
+		return r, nil
 	}
 	switch t.Kind() {
 	case reflect.Float32, reflect.Float64:

@@ -1,6 +1,13 @@
 package pyext
 
-import "reflect"
+// #include "ext.h"
+import "C"
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
 
 // StubType is the stub's annotation for a parameter (param) or result of Go
 // type t: the one place that maps Go types to Python types in stubs. Array
@@ -10,8 +17,18 @@ func StubType(t reflect.Type, param bool) string {
 	if ci := classFor(t); ci != nil {
 		return ci.name
 	}
-	if s, ok := seqStub(t); ok { // seqresult.go
+	if s, ok := seqStub(t); ok && !param { // seqresult.go: a returned Go sequence is an iterator
 		return s
+	}
+	if kind, _ := containerKind(t); kind == C.GDL_V_LIST && param { // containers.go
+		return fmt.Sprintf("list[%[1]s] | tuple[%[1]s, ...]", StubType(t.Elem(), true))
+	} else if kind == C.GDL_V_LIST {
+		return "list[" + StubType(t.Elem(), false) + "]"
+	} else if kind == C.GDL_V_DICT {
+		return "dict[str, " + StubType(t.Elem(), param) + "]"
+	}
+	if t.Kind() == reflect.Func { // a Python callable: Go passes its parameters, gets its results
+		return callableStub(t)
 	}
 	switch {
 	case arrayTypeOf(t) != nil && param: // RegisterArrayType's types
@@ -36,4 +53,45 @@ func StubType(t reflect.Type, param bool) string {
 		}
 	}
 	return "int"
+}
+
+// callableStub is Callable[[params], result] for a Go func type.
+func callableStub(t reflect.Type) string {
+	var in, out []string
+	for i := 0; i < t.NumIn(); i++ {
+		in = append(in, StubType(t.In(i), false))
+	}
+	for i := 0; i < t.NumOut(); i++ {
+		if t.Out(i) != errorType {
+			out = append(out, StubType(t.Out(i), true))
+		}
+	}
+	r := "None"
+	switch {
+	case len(out) == 1:
+		r = out[0]
+	case len(out) > 1:
+		r = "tuple[" + strings.Join(out, ", ") + "]"
+	}
+	return "Callable[[" + strings.Join(in, ", ") + "], " + r + "]"
+}
+
+// callsBack says whether a parameter of a function or method of m is a Go
+// func, so that the stub imports Callable.
+func (m *Module) callsBack() bool {
+	fns := append([]*goFunc{}, m.funcs...)
+	for _, ci := range m.classes {
+		fns = append(append(fns, ci.methods...), ci.ctor)
+		for _, sp := range ci.specials {
+			fns = append(fns, sp.fn)
+		}
+	}
+	for _, f := range fns {
+		for i := 0; f != nil && f.typ != nil && i < f.typ.NumIn(); i++ {
+			if f.typ.In(i).Kind() == reflect.Func {
+				return true
+			}
+		}
+	}
+	return false
 }
