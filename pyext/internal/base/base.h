@@ -8,6 +8,7 @@
 #define PY_SSIZE_T_CLEAN
 #include "need_python.h" /* capsule/ */
 #include <Python.h>
+#include "ftlock.h"
 #include "godlpack/godlpack.h"
 #include "owner.h"
 #include "tables_gen.h"
