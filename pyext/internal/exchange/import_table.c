@@ -38,7 +38,7 @@ static void entry_decref(type_entry* e) {
 static gdl_mutex cache_lock;
 static type_entry* type_cache[TYPE_CACHE];
 static int type_cache_next;
-static PyObject *s_exchange_attr, *s_dlpack_attr, *mro_getter;
+static PyObject *s_exchange_attr, *s_dlpack_attr;
 
 /* The callback of an entry's weak reference: its type is being freed. The
  * type of an object in use is alive, so no entry in use is released here. */
@@ -58,14 +58,6 @@ static PyObject* type_gone(PyObject* unused, PyObject* ref) {
 }
 static PyMethodDef type_gone_def = {"_godlpack_type_gone", type_gone, METH_O, NULL};
 static PyObject* type_gone_cb;
-
-PyObject* gdl_type_mro(PyTypeObject* tp) {
-  /* type.__dict__['__mro__'].__get__(tp): CPython's own read, which takes a
-   * reference under its type lock; a metaclass cannot redirect it. */
-  PyObject* mro = Py_TYPE(mro_getter)->tp_descr_get(mro_getter, (PyObject*)tp, (PyObject*)Py_TYPE(tp));
-  if (mro != NULL && !PyTuple_Check(mro)) Py_CLEAR(mro); /* None: not ready */
-  return mro;
-}
 
 /* MRO index of the first class whose own dict defines name; PY_SSIZE_T_MAX
  * if none; -1 on error. */
@@ -316,16 +308,6 @@ int gdl_import_table_init(void) {
   s_exchange_attr = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
   s_dlpack_attr = PyUnicode_InternFromString("__dlpack__");
   if (s_exchange_attr == NULL || s_dlpack_attr == NULL || gdl_torch_names_init() != 0) return -1;
-  /* type.__dict__['__mro__']: a getset descriptor (gdl_type_mro) */
-  PyObject* type_dict = PyObject_GetAttrString((PyObject*)&PyType_Type, "__dict__"); /* tp_dict is NULL from 3.12 */
-  mro_getter = type_dict ? PyMapping_GetItemString(type_dict, "__mro__") : NULL;
-  Py_XDECREF(type_dict);
-  if (mro_getter == NULL) return -1;
-  if (Py_TYPE(mro_getter)->tp_descr_get == NULL) {
-    PyErr_SetString(PyExc_ImportError, "type.__mro__ is not a descriptor");
-    Py_CLEAR(mro_getter);
-    return -1;
-  }
   type_gone_cb = PyCFunction_New(&type_gone_def, NULL); /* last: it marks the init done */
   return type_gone_cb ? 0 : -1;
 }

@@ -402,10 +402,26 @@ static PyMethodDef rebuild_def = {
     "_rebuild_tensor(format, data, dtype, shape, order, readonly, device)\n--\n\n"
     "Unpickles a Tensor (what Tensor.__reduce_ex__ gives; internal)."};
 
+/* The reconstructor last made, if it was made for the module named name (a
+ * new reference), else NULL. A module executed again under its name (a new
+ * module object from its spec) takes that one: a pickle names it by module
+ * and attribute, and pickle refuses a name that gives another object. */
+static PyObject* rebuild_of(PyObject* name) {
+  PyObject* f = gdl_ref_slot_get(&rebuild_fn);
+  PyObject* owner = f ? PyObject_GetAttrString(f, "__module__") : NULL;
+  int same = owner != NULL && PyUnicode_Check(owner) && PyUnicode_Compare(owner, name) == 0;
+  Py_XDECREF(owner);
+  PyErr_Clear(); /* no match: a new one is made */
+  if (!same) Py_CLEAR(f);
+  return f;
+}
+
 int gdl_pickle_add(PyObject* m) {
   PyObject* name = PyModule_GetNameObject(m);
-  PyObject* f = name ? PyCFunction_NewEx(&rebuild_def, NULL, name) : NULL;
-  Py_XDECREF(name);
+  if (name == NULL) return -1;
+  PyObject* f = rebuild_of(name);
+  if (f == NULL) f = PyCFunction_NewEx(&rebuild_def, NULL, name);
+  Py_DECREF(name);
   if (f == NULL || PyModule_AddObjectRef(m, "_rebuild_tensor", f) < 0) {
     Py_XDECREF(f);
     return -1;

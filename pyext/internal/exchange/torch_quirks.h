@@ -26,10 +26,6 @@ typedef struct {
 /* The interned names the checks use, made once by the layer's init. -1 on error. */
 int gdl_torch_names_init(void);
 
-/* tp.__mro__ as a new reference (read under CPython's type lock where it has
- * one), NULL when tp has none (no exception set) or with an exception. */
-PyObject* gdl_type_mro(PyTypeObject* tp);
-
 /* Fills q for tp (q->active 0 when tp is not torch-like). -1 on error. */
 int gdl_torch_quirks_init(PyTypeObject* tp, gdl_torch_quirks* q);
 void gdl_torch_quirks_clear(gdl_torch_quirks* q);
