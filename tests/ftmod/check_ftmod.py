@@ -3,18 +3,19 @@ come from pyext's shared pool of argument states, pushed and popped by every
 call. Run by tests/test_free_threading.py in a process of its own, with ftmod
 on PYTHONPATH; on a free-threaded CPython these calls run without the GIL."""
 import sys
+import sysconfig
 import threading
 
-import numpy as np
+import ftmod  # first: the GIL's state read next is what ftmod's import left (NumPy may re-enable it)
 
-import ftmod
+GIL_AFTER_IMPORT = sys._is_gil_enabled() if hasattr(sys, "_is_gil_enabled") else True
+
+import numpy as np  # noqa: E402
 
 
 def test_the_import_leaves_the_gil_as_it_was():
     # ftmod declares Py_MOD_GIL_NOT_USED: a free-threaded CPython keeps the GIL off.
-    if hasattr(sys, "_is_gil_enabled"):
-        import sysconfig
-        assert sys._is_gil_enabled() == (not sysconfig.get_config_var("Py_GIL_DISABLED"))
+    assert GIL_AFTER_IMPORT == (not sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 
 def test_dot_converts_both_arguments():
