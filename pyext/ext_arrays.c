@@ -495,14 +495,19 @@ static int take(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_va
   return 0;
 }
 
-/* States kept for reuse (with the GIL): one call with several arrays, or
- * calls in several threads without the GIL, need more than one. */
+/* States kept for reuse: one call with several arrays, or calls in several
+ * threads, need more than one. pool_lock guards the stack (threads of a
+ * free-threaded CPython push and pop at once). */
 #define POOL 16
+static gdl_mutex pool_lock;
 static arg_state* pool[POOL];
 static int npool;
 
 int gdl_req_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
-  arg_state* st = npool ? pool[--npool] : malloc(sizeof *st); /* not cleared: arrays are written first */
+  gdl_mutex_lock(&pool_lock);
+  arg_state* st = npool ? pool[--npool] : NULL;
+  gdl_mutex_unlock(&pool_lock);
+  if (st == NULL) st = malloc(sizeof *st); /* not cleared: arrays are written first */
   if (st == NULL) {
     PyErr_NoMemory();
     return -1;
@@ -531,8 +536,14 @@ void gdl_req_free(gdl_value* v) {
   v->st = NULL;
   /* Only a deleter, or the last reference to NumPy's conversion, can run
    * code that disturbs a pending exception; an argument the caller holds
-   * too just loses a reference. */
-  if (st->managed == NULL && (st->held == NULL || Py_REFCNT(st->held) > 1)) {
+   * too just loses a reference. Without the GIL another thread may drop the
+   * caller's reference meanwhile: the count proves nothing, so always save. */
+#ifdef Py_GIL_DISABLED
+  int quiet = 0;
+#else
+  int quiet = st->held == NULL || Py_REFCNT(st->held) > 1;
+#endif
+  if (st->managed == NULL && quiet) {
     Py_XDECREF(st->held);
   } else {
     PyObject *type, *value, *tb;
@@ -542,6 +553,9 @@ void gdl_req_free(gdl_value* v) {
     PyErr_Restore(type, value, tb);
   }
   free(st->tmp);
-  if (npool < POOL) pool[npool++] = st;
-  else free(st);
+  gdl_mutex_lock(&pool_lock);
+  int kept = npool < POOL;
+  if (kept) pool[npool++] = st;
+  gdl_mutex_unlock(&pool_lock);
+  if (!kept) free(st);
 }

@@ -31,8 +31,10 @@ typedef struct {
 /* Makes the custom exception e in module m, as m.<name>: a subclass of the
  * builtin exception named e->base. */
 static int add_exception(PyObject* m, const gdl_exc* e) {
-  PyObject* base = PyDict_GetItemString(PyEval_GetBuiltins(), e->base); /* borrowed */
+  PyObject* base = NULL; /* strong: builtins is a dict any thread may change */
+  if (PyDict_GetItemStringRef(PyEval_GetBuiltins(), e->base, &base) < 0) return -1;
   if (base == NULL || !PyExceptionClass_Check(base)) {
+    Py_XDECREF(base);
     PyErr_Format(PyExc_ImportError, "%s.%s: base %s is no builtin exception", PyModule_GetName(m), e->name, e->base);
     return -1;
   }
@@ -40,6 +42,7 @@ static int add_exception(PyObject* m, const gdl_exc* e) {
   const char* q = qual ? PyUnicode_AsUTF8(qual) : NULL;
   PyObject* type = q ? PyErr_NewExceptionWithDoc(q, e->doc[0] ? e->doc : NULL, base, NULL) : NULL;
   Py_XDECREF(qual);
+  Py_DECREF(base);
   if (type == NULL) return -1;
   PyObject* old = gdl_exc_types[e->id];
   gdl_exc_types[e->id] = Py_NewRef(type); /* the newest module's type */
@@ -76,7 +79,7 @@ static int ext_exec(PyObject* m) {
 /* The PyInit result of a Go extension module: fns (nfns of them) and the
  * strings must live as long as the process. NULL with MemoryError. */
 PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,
-                         int module_id, gdl_exc** excs, int nexcs) {
+                         int module_id, gdl_exc** excs, int nexcs, int free_threaded) {
   ext_def* d = calloc(1, sizeof *d);
   if (d == NULL) return PyErr_NoMemory();
   PyModuleDef init = {PyModuleDef_HEAD_INIT, name, doc, 0, ext_methods, d->slots, NULL, NULL, NULL};
@@ -84,10 +87,14 @@ PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nf
   d->slots[0].slot = Py_mod_exec;
   d->slots[0].value = (void*)ext_exec;
 #ifdef Py_mod_gil
-  /* The runtime's caches rely on the GIL (docs/free-threading.md): a
-   * free-threaded CPython keeps the GIL enabled while this module is loaded. */
+  /* By default the author's Go code is assumed to rely on the GIL, and a
+   * free-threaded CPython keeps it enabled while this module is loaded;
+   * Module.FreeThreaded asserts the author guards their own state (pyext's
+   * runtime guards its own: docs/free-threading.md). */
   d->slots[1].slot = Py_mod_gil;
-  d->slots[1].value = Py_MOD_GIL_USED;
+  d->slots[1].value = free_threaded ? Py_MOD_GIL_NOT_USED : Py_MOD_GIL_USED;
+#else
+  (void)free_threaded;
 #endif
   d->fns = fns;
   d->nfns = nfns;

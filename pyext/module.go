@@ -7,7 +7,7 @@ package pyext
 #include "errkind.h"
 
 PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,
-                         int module_id, gdl_exc** excs, int nexcs);
+                         int module_id, gdl_exc** excs, int nexcs, int free_threaded);
 */
 import "C"
 
@@ -54,6 +54,8 @@ type Module struct {
 	excs      []*Exception
 	execs     []func(module unsafe.Pointer) error
 	err       error
+	// freeThreaded: the module declares Py_MOD_GIL_NOT_USED (FreeThreaded).
+	freeThreaded bool
 }
 
 // modules lists the modules whose Init ran, for their exec hooks.
@@ -68,6 +70,21 @@ var modules struct {
 // (ErrPythonSet: fn set a Python exception itself).
 func (m *Module) OnExec(fn func(module unsafe.Pointer) error) *Module {
 	m.execs = append(m.execs, fn)
+	return m
+}
+
+// FreeThreaded declares that the module runs without the GIL on a
+// free-threaded CPython (3.13t and later): its definition says
+// Py_MOD_GIL_NOT_USED, as PyO3's #[pymodule(gil_used = false)] and
+// nanobind's mod_gil_not_used() do. Without it the module declares
+// Py_MOD_GIL_USED, and importing it re-enables the GIL there.
+//
+// The author asserts that their Go code guards its own shared state (the
+// functions' package variables, the Go values of class objects) for calls
+// from many Python threads at once; pyext's own state is guarded
+// (docs/free-threading.md). Regular CPython builds ignore the declaration.
+func (m *Module) FreeThreaded() *Module {
+	m.freeThreaded = true
 	return m
 }
 
@@ -160,7 +177,11 @@ func (m *Module) Init() unsafe.Pointer {
 	for i, e := range m.excs {
 		excs[i] = e.cExc()
 	}
+	ft := C.int(0)
+	if m.freeThreaded {
+		ft = 1
+	}
 	mod := C.gdl_ext_module(name, doc, &fns[0], C.int(len(m.funcs)), &cls[0], C.int(len(m.classes)), C.int(id),
-		&excs[0], C.int(len(m.excs)))
+		&excs[0], C.int(len(m.excs)), ft)
 	return unsafe.Pointer(mod)
 }

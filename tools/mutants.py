@@ -187,6 +187,24 @@ MUTANTS = [
            "  PyObject_Free(self);\n  /* Last:", "  /* Last:", MEMORY),
     Mutant("tensor: Tensor never releases its owner", "pyext/internal/tensor/tensor.c",
            "if (o != NULL) owner_decref_keep_error(o);", "(void)o;", IMPORT),
+    # --- free-threading guards (docs/free-threading.md), undone where a GIL build sees it ------
+    Mutant("ft: the keyword cache keeps a tuple with another's slots", "pyext/internal/exchange/export.c",
+           "  memcpy(last_slots, slots, (size_t)nk);\n  gdl_mutex_unlock(&kw_lock);", "  gdl_mutex_unlock(&kw_lock);",
+           EXPORT + ["tests/test_free_threading.py"]),
+    Mutant("ft: a type-cache hit hands out the entry without a reference", "pyext/internal/exchange/import_table.c",
+           "        __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED); /* before unlocking: eviction cannot free it */\n",
+           "", IMPORT + ["tests/test_free_threading.py"]),
+    # (in pickle.c: go build does not rebuild a package for a header of another directory, ftlock.h)
+    Mutant("ft: __reduce_ex__ holds no reference to the reconstructor", "pyext/internal/exchange/pickle.c",
+           "PyObject* rebuild_ref = gdl_ref_slot_get(&rebuild_fn);", "PyObject* rebuild_ref = rebuild_fn.obj;",
+           ["tests/test_free_threading.py", "tests/test_pickle.py"]),
+    Mutant("ft: a re-executed module makes a new pickle reconstructor", "pyext/internal/exchange/pickle.c",
+           "  if (!same) Py_CLEAR(f);", "  Py_CLEAR(f);", ["tests/test_free_threading.py"]),
+    Mutant("ft: every getbuffer makes the tensor's dims again", "pyext/internal/tensor/buffer.c",
+           "  if (t->bufdims == NULL && n > 0) {", "  if (n > 0) {", ["tests/test_free_threading.py"]),
+    Mutant("ft: a popped argument state stays in the pool", "pyext/ext_arrays.c",
+           "arg_state* st = npool ? pool[--npool] : NULL;", "arg_state* st = npool ? pool[npool - 1] : NULL;",
+           ["tests/test_free_threading.py"]),
 ]
 
 

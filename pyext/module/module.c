@@ -7,7 +7,10 @@ static int parse_shape(PyObject* shape, int64_t* dims, int* ndim) {
     PyErr_SetString(PyExc_TypeError, "internal: shape must be a tuple");
     return -1;
   }
-  PyObject* seq = PySequence_Fast(shape, "shape must be an int or a sequence of ints");
+  /* A list is read from a tuple copy: PySequence_Fast gives the caller's list
+   * itself, whose items another thread may replace (and free) meanwhile. */
+  PyObject* seq = PyList_Check(shape) ? PyList_AsTuple(shape)
+                                      : PySequence_Fast(shape, "shape must be an int or a sequence of ints");
   if (seq == NULL) return -1;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
   if (n > GDL_MAX_NDIM) {
@@ -173,8 +176,9 @@ static int godlpack_exec(PyObject* m) {
 
 static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, godlpack_exec},
 #ifdef Py_mod_gil
-                                          /* the runtime relies on the GIL: docs/free-threading.md */
-                                          {Py_mod_gil, Py_MOD_GIL_USED},
+                                          /* every piece of state this module's runtime keeps has its
+                                           * own guard (docs/free-threading.md); it has no Go classes */
+                                          {Py_mod_gil, Py_MOD_GIL_NOT_USED},
 #endif
                                           {0, NULL}};
 

@@ -8,6 +8,7 @@
 #define PY_SSIZE_T_CLEAN
 #include "need_python.h" /* capsule/ */
 #include <Python.h>
+#include "ftlock.h"
 #include "godlpack/godlpack.h"
 #include "owner.h"
 #include "tables_gen.h"
@@ -26,6 +27,11 @@ typedef struct {
 } gdl_strings;
 extern gdl_strings GDL;
 int gdl_strings_init(void);
+
+/* tp.__mro__ as a new reference (CPython's own read, which takes it under
+ * the type lock of a free-threaded build, where another thread may give tp
+ * new bases), NULL when tp has none (no exception set) or with an exception. */
+PyObject* gdl_type_mro(PyTypeObject* tp);
 
 /* errors.c: raises the Python exception for a Go error kind (errkind.h). */
 void gdl_raise_go(int kind, const char* msg);

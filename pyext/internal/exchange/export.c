@@ -26,9 +26,32 @@ static int kw_slot(PyObject* k) {
 
 /* Consumers pass the same keyword-names tuple on every call (NumPy builds
  * its, not interned, once): the slots of the last tuple seen are kept, and
- * a reference to it keeps its address from being reused. The GIL guards it. */
+ * a reference to it keeps its address from being reused. kw_lock makes the
+ * tuple and its slots one value: a thread never pairs one with the other's
+ * predecessor. */
+static gdl_mutex kw_lock;
 static PyObject* last_kwnames;
 static signed char last_slots[KW_COUNT];
+
+/* The cached slots of kwnames into slots: 1 when kwnames is the cached tuple. */
+static int kw_cached(PyObject* kwnames, signed char* slots) {
+  gdl_mutex_lock(&kw_lock);
+  int hit = kwnames == last_kwnames;
+  if (hit) memcpy(slots, last_slots, sizeof last_slots);
+  gdl_mutex_unlock(&kw_lock);
+  return hit;
+}
+
+/* Caches kwnames (nk names, all distinct) with its slots. */
+static void kw_remember(PyObject* kwnames, const signed char* slots, Py_ssize_t nk) {
+  Py_INCREF(kwnames);
+  gdl_mutex_lock(&kw_lock);
+  PyObject* old = last_kwnames;
+  last_kwnames = kwnames;
+  memcpy(last_slots, slots, (size_t)nk);
+  gdl_mutex_unlock(&kw_lock);
+  Py_XDECREF(old); /* after unlocking: the rule of ftlock.h */
+}
 
 static int parse_args(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, dlpack_args* a) {
   a->stream = a->max_version = a->dl_device = a->copy = Py_None;
@@ -39,11 +62,11 @@ static int parse_args(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames
   if (kwnames == NULL) return 0;
   PyObject** slot[KW_COUNT] = {&a->max_version, &a->stream, &a->dl_device, &a->copy};
   Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
-  if (kwnames == last_kwnames) {
-    for (Py_ssize_t i = 0; i < nk; i++) *slot[(int)last_slots[i]] = args[i];
+  signed char slots[KW_COUNT];
+  if (kw_cached(kwnames, slots)) {
+    for (Py_ssize_t i = 0; i < nk; i++) *slot[(int)slots[i]] = args[i];
     return 0;
   }
-  signed char slots[KW_COUNT];
   int seen = 0;
   for (Py_ssize_t i = 0; i < nk; i++) {
     PyObject* k = PyTuple_GET_ITEM(kwnames, i);
@@ -60,8 +83,7 @@ static int parse_args(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames
     slots[i] = (signed char)s;
     *slot[s] = args[i];
   }
-  Py_XSETREF(last_kwnames, Py_NewRef(kwnames)); /* nk <= KW_COUNT: the names are distinct */
-  memcpy(last_slots, slots, (size_t)nk);
+  kw_remember(kwnames, slots, nk); /* nk <= KW_COUNT: the names are distinct */
   return 0;
 }
 

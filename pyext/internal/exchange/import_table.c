@@ -6,9 +6,18 @@
 
 /* What from_dlpack does with a type, decided once per type and version tag
  * (which changes whenever the type's or a base's attributes do). A few types
- * are cached, so alternating NumPy and torch inputs do not evict each other. */
+ * are cached, so alternating NumPy and torch inputs do not evict each other.
+ *
+ * An entry is immutable once made and counted: the cache's slot holds one
+ * reference, each from_dlpack using it another. The table and the checks
+ * may run Python code (or release the GIL, as PyTorch's is_neg() does), so
+ * from_dlpack may run again meanwhile, in this thread or another, and evict
+ * or replace the entry: its user's reference keeps it alive. cache_lock
+ * guards the slots and is held for pointer work only (ftlock.h's rule): an
+ * evicted entry is released after unlocking. */
 typedef struct {
-  PyTypeObject* type; /* borrowed: `gone` empties the entry before the type is freed */
+  int refs; /* __atomic */
+  PyTypeObject* type; /* borrowed: `gone` empties the slot before the type is freed */
   PyObject* gone;     /* a weak reference to a heap type (NULL: a static type, never freed) */
   unsigned int tag;
   const DLPackExchangeAPI* api; /* the table to use, or NULL: __dlpack__ */
@@ -17,33 +26,34 @@ typedef struct {
   PyObject* dlpack; /* __dlpack__, a C method of a type without instance dicts, or NULL */
 } type_entry;
 
-static void entry_clear(type_entry* e) {
+static void entry_decref(type_entry* e) {
+  if (e == NULL || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
   gdl_torch_quirks_clear(&e->torch);
   Py_CLEAR(e->dlpack);
   Py_CLEAR(e->gone);
+  PyMem_RawFree(e);
 }
 
 #define TYPE_CACHE 8
-static type_entry type_cache[TYPE_CACHE];
+static gdl_mutex cache_lock;
+static type_entry* type_cache[TYPE_CACHE];
 static int type_cache_next;
-/* Nonzero while an entry is in use: the table and the checks may run Python
- * code (or release the GIL, as PyTorch's is_neg() does) and so from_dlpack
- * may run again meanwhile; it then leaves the cache as it is. */
-static int type_cache_busy;
 static PyObject *s_exchange_attr, *s_dlpack_attr;
 
 /* The callback of an entry's weak reference: its type is being freed. The
- * type of an object in use is alive, so no entry in use is emptied here. */
+ * type of an object in use is alive, so no entry in use is released here. */
 static PyObject* type_gone(PyObject* unused, PyObject* ref) {
   (void)unused;
-  for (int i = 0; i < TYPE_CACHE; i++) {
-    if (type_cache[i].gone != ref) continue;
-    type_entry old = type_cache[i];
-    memset(&type_cache[i], 0, sizeof old);
-    type_cache_busy++; /* dropping references may run code that calls from_dlpack */
-    entry_clear(&old);
-    type_cache_busy--;
+  type_entry* dead = NULL;
+  gdl_mutex_lock(&cache_lock);
+  for (int i = 0; i < TYPE_CACHE && dead == NULL; i++) {
+    if (type_cache[i] != NULL && type_cache[i]->gone == ref) {
+      dead = type_cache[i];
+      type_cache[i] = NULL;
+    }
   }
+  gdl_mutex_unlock(&cache_lock);
+  entry_decref(dead); /* dropping references may run code that calls from_dlpack */
   Py_RETURN_NONE;
 }
 static PyMethodDef type_gone_def = {"_godlpack_type_gone", type_gone, METH_O, NULL};
@@ -51,14 +61,14 @@ static PyObject* type_gone_cb;
 
 /* MRO index of the first class whose own dict defines name; PY_SSIZE_T_MAX
  * if none; -1 on error. */
-static Py_ssize_t defined_at(PyTypeObject* tp, PyObject* name) {
-  PyObject* mro = tp->tp_mro;
-  if (mro == NULL) return PY_SSIZE_T_MAX;
+static Py_ssize_t defined_at(PyObject* mro, PyObject* name) {
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
     PyObject* dict = ((PyTypeObject*)PyTuple_GET_ITEM(mro, i))->tp_dict;
     if (dict == NULL) continue;
-    if (PyDict_GetItemWithError(dict, name) != NULL) return i;
-    if (PyErr_Occurred()) return -1;
+    PyObject* v;
+    int r = PyDict_GetItemRef(dict, name, &v);
+    Py_XDECREF(v);
+    if (r != 0) return r > 0 ? i : -1;
   }
   return PY_SSIZE_T_MAX;
 }
@@ -84,12 +94,11 @@ static const DLPackExchangeAPI* table_of(PyTypeObject* tp, int* err) {
   return api;
 }
 
-/* Fills e for tp. The table goes with the class that defines it: a subclass
- * overriding __dlpack__ (or, for torch, __torch_function__) below that class
- * is exported through its own __dlpack__. */
+/* Fills e (zeroed) for tp. The table goes with the class that defines it: a
+ * subclass overriding __dlpack__ (or, for torch, __torch_function__) below
+ * that class is exported through its own __dlpack__. */
 static int entry_init(PyTypeObject* tp, type_entry* e) {
   int err = 0;
-  memset(e, 0, sizeof *e);
   e->api = table_of(tp, &err);
   if (err) return -1;
   if (e->api == NULL) {
@@ -107,38 +116,58 @@ static int entry_init(PyTypeObject* tp, type_entry* e) {
     else Py_DECREF(m);
     return 0;
   }
-  Py_ssize_t table_at = defined_at(tp, s_exchange_attr), dlpack_at = defined_at(tp, s_dlpack_attr);
-  if (table_at < 0 || dlpack_at < 0) return -1;
-  /* __dlpack__ is the table's class's or inherited by it, and reached the
-   * same way: no __getattribute__/__getattr__ added below that class. */
-  PyTypeObject* table_cls = table_at < PyTuple_GET_SIZE(tp->tp_mro)
-                                ? (PyTypeObject*)PyTuple_GET_ITEM(tp->tp_mro, table_at) : tp;
-  int own_dlpack = dlpack_at >= table_at && tp->tp_getattro == table_cls->tp_getattro;
-  if (gdl_torch_quirks_init(tp, &e->torch) != 0) return -1;
-  e->torch_checks = own_dlpack && e->torch.active;
-  if (!own_dlpack) {
-    e->api = NULL;
-  } else if (e->torch.active) {
-    int inherited = gdl_torch_function_inherited(tp, table_at);
-    if (inherited < 0) {
-      gdl_torch_quirks_clear(&e->torch);
-      return -1;
-    }
-    if (!inherited) e->api = NULL;
+  PyObject* mro = gdl_type_mro(tp); /* held: another thread may give tp new bases */
+  if (mro == NULL) {
+    if (PyErr_Occurred()) return -1;
+    e->api = NULL; /* not ready: no table is trusted */
+    return 0;
   }
-  return 0;
+  Py_ssize_t table_at = defined_at(mro, s_exchange_attr), dlpack_at = defined_at(mro, s_dlpack_attr);
+  int r = -1;
+  if (table_at >= 0 && dlpack_at >= 0) {
+    /* __dlpack__ is the table's class's or inherited by it, and reached the
+     * same way: no __getattribute__/__getattr__ added below that class. */
+    PyTypeObject* table_cls = table_at < PyTuple_GET_SIZE(mro) ? (PyTypeObject*)PyTuple_GET_ITEM(mro, table_at) : tp;
+    int own_dlpack = dlpack_at >= table_at && tp->tp_getattro == table_cls->tp_getattro;
+    r = gdl_torch_quirks_init(tp, &e->torch);
+    if (r == 0) {
+      e->torch_checks = own_dlpack && e->torch.active;
+      if (!own_dlpack) {
+        e->api = NULL;
+      } else if (e->torch.active) {
+        int inherited = gdl_torch_function_inherited(tp, table_at);
+        if (inherited < 0) {
+          gdl_torch_quirks_clear(&e->torch);
+          r = -1;
+        } else if (!inherited) {
+          e->api = NULL;
+        }
+      }
+    }
+  }
+  Py_DECREF(mro);
+  return r;
 }
 
-/* The cached entry for tp, NULL with an error set. An entry that cannot be
- * cached (no valid version tag) goes to *scratch, which the caller clears. */
-static const type_entry* lookup(PyTypeObject* tp, type_entry* scratch) {
+/* The entry for tp, a new reference (entry_decref), NULL with an error set.
+ * An entry that cannot be cached (no valid version tag) is its caller's alone. */
+static type_entry* lookup(PyTypeObject* tp) {
+  unsigned long flags = __atomic_load_n(&tp->tp_flags, __ATOMIC_ACQUIRE);
+  unsigned int vtag = __atomic_load_n(&tp->tp_version_tag, __ATOMIC_ACQUIRE);
+  type_entry* hit = NULL;
+  gdl_mutex_lock(&cache_lock);
   for (int i = 0; i < TYPE_CACHE; i++) {
-    type_entry* e = &type_cache[i];
-    if (e->type == tp) {
-      if ((tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) && tp->tp_version_tag == e->tag) return e;
-      break; /* stale: refilled below */
+    type_entry* e = type_cache[i];
+    if (e != NULL && e->type == tp) {
+      if ((flags & Py_TPFLAGS_VALID_VERSION_TAG) && vtag == e->tag) {
+        hit = e;
+        __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED); /* before unlocking: eviction cannot free it */
+      }
+      break; /* else stale: refilled below */
     }
   }
+  gdl_mutex_unlock(&cache_lock);
+  if (hit != NULL) return hit;
   /* The version tag is read before the attributes: a change made while they
    * are read gives a new tag, and the entry is refilled on the next call. */
 #if PY_VERSION_HEX >= 0x030C0000
@@ -146,38 +175,43 @@ static const type_entry* lookup(PyTypeObject* tp, type_entry* scratch) {
 #else
   (void)_PyType_Lookup(tp, s_exchange_attr);
 #endif
-  int cacheable = (tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0;
-  unsigned int tag = tp->tp_version_tag;
-  type_entry fresh;
-  if (entry_init(tp, &fresh) != 0) return NULL;
-  if (cacheable && !type_cache_busy && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
-    fresh.gone = PyWeakref_NewRef((PyObject*)tp, type_gone_cb);
-    if (fresh.gone == NULL) {
+  flags = __atomic_load_n(&tp->tp_flags, __ATOMIC_ACQUIRE);
+  int cacheable = (flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0;
+  unsigned int tag = __atomic_load_n(&tp->tp_version_tag, __ATOMIC_ACQUIRE);
+  type_entry* fresh = PyMem_RawCalloc(1, sizeof *fresh);
+  if (fresh == NULL) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  fresh->refs = 1; /* the caller's */
+  if (entry_init(tp, fresh) != 0) {
+    entry_decref(fresh);
+    return NULL;
+  }
+  if (cacheable && (flags & Py_TPFLAGS_HEAPTYPE)) {
+    fresh->gone = PyWeakref_NewRef((PyObject*)tp, type_gone_cb);
+    if (fresh->gone == NULL) {
       PyErr_Clear(); /* a type without weak references: not cached */
       cacheable = 0;
     }
   }
-  if (!cacheable || type_cache_busy) {
-    *scratch = fresh;
-    return scratch;
-  }
+  if (!cacheable) return fresh;
+  fresh->type = tp;
+  fresh->tag = tag;
+  fresh->refs = 2; /* and the cache's */
+  gdl_mutex_lock(&cache_lock);
   int slot = -1;
   for (int i = 0; i < TYPE_CACHE && slot < 0; i++)
-    if (type_cache[i].type == tp) slot = i;
+    if (type_cache[i] != NULL && type_cache[i]->type == tp) slot = i;
   if (slot < 0) {
     slot = type_cache_next;
     type_cache_next = (type_cache_next + 1) % TYPE_CACHE;
   }
-  type_entry old = type_cache[slot];
-  fresh.type = tp;
-  fresh.tag = tag;
+  type_entry* old = type_cache[slot];
   type_cache[slot] = fresh;
-  /* Dropping references may run code that calls from_dlpack: the cache
-   * stays as it is meanwhile. */
-  type_cache_busy++;
-  entry_clear(&old);
-  type_cache_busy--;
-  return &type_cache[slot];
+  gdl_mutex_unlock(&cache_lock);
+  entry_decref(old); /* dropping references may run code that calls from_dlpack */
+  return fresh;
 }
 
 static int skip_type(PyTypeObject* tp) { return tp == &PyCapsule_Type || tp == &GdlTensor_Type; }
@@ -239,18 +273,13 @@ static int prepare(PyObject* obj, DLManagedTensorVersioned** out, PyObject** dlp
   *dlpack = NULL;
   PyTypeObject* tp = Py_TYPE(obj);
   if (skip_type(tp)) return 0;
-  type_entry scratch; /* filled only for a type that cannot be cached */
-  const type_entry* e = lookup(tp, &scratch);
+  type_entry* e = lookup(tp);
   if (e == NULL) return -1;
   int r = 0;
   int table = out != NULL && e->api != NULL;
-  if (table || e->torch_checks) {
-    type_cache_busy++;
-    r = table ? from_table(obj, e, out, stream) : gdl_torch_dlpack_check(obj, &e->torch);
-    type_cache_busy--;
-  }
-  if (r == 0) *dlpack = Py_XNewRef(e->dlpack); /* a reference: the call may evict the entry */
-  if (e == &scratch) entry_clear(&scratch);
+  if (table || e->torch_checks) r = table ? from_table(obj, e, out, stream) : gdl_torch_dlpack_check(obj, &e->torch);
+  if (r == 0) *dlpack = Py_XNewRef(e->dlpack);
+  entry_decref(e);
   return r;
 }
 
@@ -264,14 +293,13 @@ int gdl_exchange_check_dlpack(PyObject* obj, PyObject** dlpack) { return prepare
 PyObject* gdl_dlpack_method(PyObject* obj) {
   PyTypeObject* tp = Py_TYPE(obj);
   if (skip_type(tp)) return NULL;
-  type_entry scratch;
-  const type_entry* e = lookup(tp, &scratch);
+  type_entry* e = lookup(tp);
   if (e == NULL) {
     PyErr_Clear(); /* the call by name reports it */
     return NULL;
   }
-  PyObject* m = Py_XNewRef(e->dlpack); /* a reference: the call may evict the entry */
-  if (e == &scratch) entry_clear(&scratch);
+  PyObject* m = Py_XNewRef(e->dlpack);
+  entry_decref(e);
   return m;
 }
 
@@ -279,6 +307,7 @@ int gdl_import_table_init(void) {
   if (type_gone_cb != NULL) return 0;
   s_exchange_attr = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
   s_dlpack_attr = PyUnicode_InternFromString("__dlpack__");
-  type_gone_cb = PyCFunction_New(&type_gone_def, NULL);
-  return s_exchange_attr && s_dlpack_attr && type_gone_cb ? 0 : -1;
+  if (s_exchange_attr == NULL || s_dlpack_attr == NULL || gdl_torch_names_init() != 0) return -1;
+  type_gone_cb = PyCFunction_New(&type_gone_def, NULL); /* last: it marks the init done */
+  return type_gone_cb ? 0 : -1;
 }

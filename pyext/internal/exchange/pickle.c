@@ -20,7 +20,9 @@
 #define PICKLE_FORMAT 1
 #define GIL_FREE_COPY ((size_t)1 << 20) /* larger copies release the GIL */
 
-static PyObject* rebuild_fn; /* the last module's _rebuild_tensor (strong) */
+/* The last executed module's _rebuild_tensor: a module's exec replaces it
+ * while other threads may be pickling. */
+static gdl_ref_slot rebuild_fn;
 
 /* --- raw bytes of a compact tensor ---------------------------------------
  * The buffer protocol of a Tensor refuses dtypes with no PEP 3118 format
@@ -95,7 +97,8 @@ PyObject* gdl_tensor_reduce_ex(PyObject* self, PyObject* arg) {
   GdlTensor* t = (GdlTensor*)self;
   long protocol = PyLong_AsLong(arg);
   if (protocol == -1 && PyErr_Occurred()) return NULL;
-  if (rebuild_fn == NULL) {
+  PyObject* rebuild_ref = gdl_ref_slot_get(&rebuild_fn); /* held: a re-executed module may replace it */
+  if (rebuild_ref == NULL) {
     PyErr_SetString(PyExc_RuntimeError, "Tensor pickling is not set up (module not initialised)");
     return NULL;
   }
@@ -104,15 +107,22 @@ PyObject* gdl_tensor_reduce_ex(PyObject* self, PyObject* arg) {
   GdlTensor* src = t;
   if (dev.device_type == kDLCUDA) {
     host = gdl_cuda_copy(t, to, t->stream); /* compact, on the host */
-    if (host == NULL) return NULL;
+    if (host == NULL) {
+      Py_DECREF(rebuild_ref);
+      return NULL;
+    }
     src = (GdlTensor*)host;
   } else if (gdl_cpu_accessible(dev.device_type)) {
     dev = to; /* host memory (CUDAHost, CUDAManaged...) unpickles as CPU memory */
-    if (gdl_host_sync(t->view.device, t->stream) != 0) return NULL;
+    if (gdl_host_sync(t->view.device, t->stream) != 0) {
+      Py_DECREF(rebuild_ref);
+      return NULL;
+    }
   } else {
     PyErr_Format(PyExc_BufferError,
                  "cannot pickle a tensor on device (%d, %d): only CPU-accessible and CUDA tensors pickle",
                  (int)dev.device_type, (int)dev.device_id);
+    Py_DECREF(rebuild_ref);
     return NULL;
   }
   int32_t n = src->view.ndim;
@@ -123,7 +133,10 @@ PyObject* gdl_tensor_reduce_ex(PyObject* self, PyObject* arg) {
     } else { /* strided or broadcast: its logical contents, compacted */
       PyObject* c = gdl_tensor_copy(src, 0);
       Py_XDECREF(host);
-      if (c == NULL) return NULL;
+      if (c == NULL) {
+        Py_DECREF(rebuild_ref);
+        return NULL;
+      }
       host = c;
       src = (GdlTensor*)c;
     }
@@ -131,6 +144,7 @@ PyObject* gdl_tensor_reduce_ex(PyObject* self, PyObject* arg) {
   uint64_t nbytes;
   if (gdl_compact_nbytes(src->dims, n, src->view.dtype, &nbytes) != GDL_SHAPE_OK) { /* not reached: compact */
     Py_XDECREF(host);
+    Py_DECREF(rebuild_ref);
     return PyErr_NoMemory();
   }
   PyObject* data = data_of(src, nbytes, (int)(protocol > 5 ? 5 : protocol));
@@ -138,13 +152,14 @@ PyObject* gdl_tensor_reduce_ex(PyObject* self, PyObject* arg) {
   PyObject* r = NULL;
   if (shape != NULL) {
     DLDataType dt = src->view.dtype;
-    r = Py_BuildValue("(O(iO(iii)OsO(ii)))", rebuild_fn, PICKLE_FORMAT, data, dt.code, dt.bits, dt.lanes, shape,
+    r = Py_BuildValue("(O(iO(iii)OsO(ii)))", rebuild_ref, PICKLE_FORMAT, data, dt.code, dt.bits, dt.lanes, shape,
                       order, (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) ? Py_True : Py_False, (int)dev.device_type,
                       (int)dev.device_id);
   }
   Py_XDECREF(data);
   Py_XDECREF(shape);
   Py_XDECREF(host);
+  Py_DECREF(rebuild_ref);
   return r;
 }
 
@@ -387,14 +402,31 @@ static PyMethodDef rebuild_def = {
     "_rebuild_tensor(format, data, dtype, shape, order, readonly, device)\n--\n\n"
     "Unpickles a Tensor (what Tensor.__reduce_ex__ gives; internal)."};
 
+/* The reconstructor last made, if it was made for the module named name (a
+ * new reference), else NULL. A module executed again under its name (a new
+ * module object from its spec) takes that one: a pickle names it by module
+ * and attribute, and pickle refuses a name that gives another object. */
+static PyObject* rebuild_of(PyObject* name) {
+  PyObject* f = gdl_ref_slot_get(&rebuild_fn);
+  PyObject* owner = f ? PyObject_GetAttrString(f, "__module__") : NULL;
+  int same = owner != NULL && PyUnicode_Check(owner) && PyUnicode_Compare(owner, name) == 0;
+  Py_XDECREF(owner);
+  PyErr_Clear(); /* no match: a new one is made */
+  if (!same) Py_CLEAR(f);
+  return f;
+}
+
 int gdl_pickle_add(PyObject* m) {
   PyObject* name = PyModule_GetNameObject(m);
-  PyObject* f = name ? PyCFunction_NewEx(&rebuild_def, NULL, name) : NULL;
-  Py_XDECREF(name);
+  if (name == NULL) return -1;
+  PyObject* f = rebuild_of(name);
+  if (f == NULL) f = PyCFunction_NewEx(&rebuild_def, NULL, name);
+  Py_DECREF(name);
   if (f == NULL || PyModule_AddObjectRef(m, "_rebuild_tensor", f) < 0) {
     Py_XDECREF(f);
     return -1;
   }
-  Py_XSETREF(rebuild_fn, f);
+  gdl_ref_slot_set(&rebuild_fn, f);
+  Py_DECREF(f);
   return 0;
 }

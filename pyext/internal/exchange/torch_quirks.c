@@ -85,7 +85,9 @@ void gdl_torch_quirks_clear(gdl_torch_quirks* q) {
   q->active = 0;
 }
 
-static int names_init(void) {
+/* Made by the layer's init (gdl_import_table_init), before any thread can
+ * call from_dlpack; idempotent. */
+int gdl_torch_names_init(void) {
   if (s_is_neg != NULL) return 0;
   s_is_neg = PyUnicode_InternFromString("is_neg");
   s_is_conj = PyUnicode_InternFromString("is_conj");
@@ -96,7 +98,6 @@ static int names_init(void) {
 
 int gdl_torch_quirks_init(PyTypeObject* tp, gdl_torch_quirks* q) {
   memset(q, 0, sizeof *q);
-  if (names_init() != 0) return -1;
   if (query_init(tp, s_is_neg, 1, &q->is_neg) != 0 || query_init(tp, s_is_conj, 1, &q->is_conj) != 0 ||
       query_init(tp, s_requires_grad, 0, &q->requires_grad) != 0) {
     gdl_torch_quirks_clear(q);
@@ -108,42 +109,65 @@ int gdl_torch_quirks_init(PyTypeObject* tp, gdl_torch_quirks* q) {
   return 0;
 }
 
+/* torch._C._disabled_torch_function_impl (borrowed, kept for the process),
+ * or NULL when torch cannot give it (no exception set). Threads that look it
+ * up at once publish one: the others drop theirs. */
+static PyObject* disabled_torch_function(void) {
+  PyObject* d = __atomic_load_n(&disabled_impl, __ATOMIC_ACQUIRE);
+  if (d != NULL) return d;
+  PyObject* mod = PyImport_ImportModule("torch._C");
+  d = mod ? PyObject_GetAttrString(mod, "_disabled_torch_function_impl") : NULL;
+  Py_XDECREF(mod);
+  if (d == NULL) {
+    PyErr_Clear();
+    return NULL;
+  }
+  PyObject* none = NULL;
+  if (__atomic_compare_exchange_n(&disabled_impl, &none, d, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return d;
+  Py_DECREF(d); /* another thread's is kept (the same object) */
+  return none;
+}
+
 int gdl_torch_function_inherited(PyTypeObject* tp, Py_ssize_t table_at) {
-  if (names_init() != 0) return -1;
-  PyObject* mro = tp->tp_mro;
-  if (mro == NULL) return 1;
+  PyObject* mro = gdl_type_mro(tp);
+  if (mro == NULL) return PyErr_Occurred() ? -1 : 1;
+  int r = 1;
   for (Py_ssize_t i = 0; i < table_at && i < PyTuple_GET_SIZE(mro); i++) {
     PyObject* dict = ((PyTypeObject*)PyTuple_GET_ITEM(mro, i))->tp_dict;
-    PyObject* f = dict ? PyDict_GetItemWithError(dict, s_torch_function) : NULL; /* borrowed */
-    if (f == NULL) {
-      if (PyErr_Occurred()) return -1;
-      continue;
+    PyObject* f = NULL; /* strong: another thread may replace the class attribute */
+    if (dict != NULL && PyDict_GetItemRef(dict, s_torch_function, &f) < 0) {
+      r = -1;
+      break;
     }
+    if (f == NULL) continue;
     /* torch._C._disabled_torch_function_impl turns the override machinery
      * off (wrapper subclasses, nn.Parameter): torch's own export runs. */
-    if (disabled_impl == NULL) {
-      PyObject* mod = PyImport_ImportModule("torch._C");
-      disabled_impl = mod ? PyObject_GetAttrString(mod, "_disabled_torch_function_impl") : NULL;
-      Py_XDECREF(mod);
-      if (disabled_impl == NULL) {
-        PyErr_Clear();
-        return 0;
-      }
-    }
-    return f == disabled_impl;
+    PyObject* disabled = disabled_torch_function();
+    r = disabled != NULL && f == disabled;
+    Py_DECREF(f);
+    break;
   }
-  return 1;
+  Py_DECREF(mro);
+  return r;
 }
 
 /* --- the key-set read ------------------------------------------------------ */
 #define KEYSET_SCAN 64 /* words of a TensorImpl looked at (~23 in PyTorch 2.15) */
 
-static struct {
-  int state; /* 0 not measured yet, 1 usable, -1 not usable */
+/* The calibration, measured once per process. state is read and written
+ * with atomics: KEYSET_MEASURING is claimed by compare-and-swap from 0 by
+ * the one thread that measures; the fields are stored before state becomes
+ * 1 (release), and read only after it is seen 1 (acquire). Threads that find
+ * the measurement under way call the methods meanwhile, so none waits on
+ * another (the measurement runs Python code, which may release the GIL). */
+enum { KEYSET_MEASURING = 2 };
+typedef struct {
+  int state; /* 0 not measured yet, 1 usable, -1 not usable, KEYSET_MEASURING */
   const DLPackExchangeAPI* api; /* the table it was measured with */
   size_t word;
   uint64_t neg, conj;
-} keyset;
+} keyset_t;
+static keyset_t keyset;
 
 /* The TensorImpl an export of PyTorch's table holds, NULL if the export is
  * not laid out as at::toDLPackImpl makes it. */
@@ -201,18 +225,18 @@ static uint64_t toggled_bit(PyObject* t, PyObject* setter, size_t* word) {
 }
 
 /* Whether the read agrees with is_neg()/is_conj() on probe p (exported with api). */
-static int probe_agrees(const DLPackExchangeAPI* api, PyObject* p) {
+static int probe_agrees(const keyset_t* ks, const DLPackExchangeAPI* api, PyObject* p) {
   DLManagedTensorVersioned* m = NULL;
   if (api->managed_tensor_from_py_object_no_sync(p, &m) != 0 || m == NULL) return 0;
   const uint64_t* impl = export_impl(m);
   uint64_t w[KEYSET_SCAN];
   size_t n = impl ? impl_words(impl, w) : 0;
   if (m->deleter) m->deleter(m);
-  if (n <= keyset.word) return 0;
+  if (n <= ks->word) return 0;
   PyObject* neg = PyObject_CallMethod(p, "is_neg", NULL);
   PyObject* conj = PyObject_CallMethod(p, "is_conj", NULL);
-  int ok = neg && conj && (neg == Py_True) == ((w[keyset.word] & keyset.neg) != 0) &&
-           (conj == Py_True) == ((w[keyset.word] & keyset.conj) != 0);
+  int ok = neg && conj && (neg == Py_True) == ((w[ks->word] & ks->neg) != 0) &&
+           (conj == Py_True) == ((w[ks->word] & ks->conj) != 0);
   Py_XDECREF(neg);
   Py_XDECREF(conj);
   return ok;
@@ -273,37 +297,61 @@ static PyObject* keyset_namespace(void) {
   return ns;
 }
 
-static void keyset_measure(const DLPackExchangeAPI* api) {
-  keyset.state = -1;
-  keyset.api = api;
+/* Measures into ks (state 1 usable, else -1): run by the thread that claimed the measurement. */
+static void keyset_measure(const DLPackExchangeAPI* api, keyset_t* ks) {
+  memset(ks, 0, sizeof *ks);
+  ks->state = -1;
+  ks->api = api;
   PyObject *exc_type, *exc, *tb;
   PyErr_Fetch(&exc_type, &exc, &tb);
   PyObject* mod = keyset_namespace();
-  PyObject* fn_t = mod ? PyDict_GetItemString(mod, "toggle") : NULL;
-  PyObject* fn_p = mod ? PyDict_GetItemString(mod, "probes") : NULL;
+  PyObject *fn_t = NULL, *fn_p = NULL;
+  if (mod != NULL && PyDict_GetItemStringRef(mod, "toggle", &fn_t) >= 0) PyDict_GetItemStringRef(mod, "probes", &fn_p);
   PyObject* tog = fn_t ? PyObject_CallNoArgs(fn_t) : NULL;
   PyObject* probes = fn_p ? PyObject_CallNoArgs(fn_p) : NULL;
   if (tog && probes && PyTuple_Check(tog) && PyTuple_GET_SIZE(tog) == 3 && PyList_Check(probes)) {
     size_t wn = 0, wc = 0;
-    keyset.neg = toggled_bit(PyTuple_GET_ITEM(tog, 0), PyTuple_GET_ITEM(tog, 1), &wn);
-    keyset.conj = toggled_bit(PyTuple_GET_ITEM(tog, 0), PyTuple_GET_ITEM(tog, 2), &wc);
-    keyset.word = wn;
-    int ok = keyset.neg != 0 && keyset.conj != 0 && keyset.neg != keyset.conj && wn == wc;
-    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(probes); i++) ok = probe_agrees(api, PyList_GET_ITEM(probes, i));
-    if (ok) keyset.state = 1;
+    ks->neg = toggled_bit(PyTuple_GET_ITEM(tog, 0), PyTuple_GET_ITEM(tog, 1), &wn);
+    ks->conj = toggled_bit(PyTuple_GET_ITEM(tog, 0), PyTuple_GET_ITEM(tog, 2), &wc);
+    ks->word = wn;
+    int ok = ks->neg != 0 && ks->conj != 0 && ks->neg != ks->conj && wn == wc;
+    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(probes); i++) {
+      PyObject* p = PyList_GetItemRef(probes, i); /* strong: the list is Python's to change */
+      ok = p != NULL && probe_agrees(ks, api, p);
+      Py_XDECREF(p);
+    }
+    if (ok) ks->state = 1;
   }
   Py_XDECREF(probes);
   Py_XDECREF(tog);
+  Py_XDECREF(fn_p);
+  Py_XDECREF(fn_t);
   Py_XDECREF(mod);
   PyErr_Clear(); /* measuring never raises: on any doubt the methods are called */
   PyErr_Restore(exc_type, exc, tb);
 }
 
+/* The calibration's state, measuring it first if no thread has claimed it yet. */
+static int keyset_state(const DLPackExchangeAPI* api) {
+  int st = __atomic_load_n(&keyset.state, __ATOMIC_ACQUIRE);
+  int zero = 0;
+  if (st != 0 || !__atomic_compare_exchange_n(&keyset.state, &zero, KEYSET_MEASURING, 0, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_ACQUIRE))
+    return st != 0 ? st : zero; /* measured, under way, or just claimed by another thread */
+  keyset_t ks;
+  keyset_measure(api, &ks);
+  keyset.api = ks.api;
+  keyset.word = ks.word;
+  keyset.neg = ks.neg;
+  keyset.conj = ks.conj;
+  __atomic_store_n(&keyset.state, ks.state, __ATOMIC_RELEASE); /* publishes the fields above */
+  return ks.state;
+}
+
 /* The negative and conjugate bits of the tensor m was exported from: 1 read
  * (*neg, *conj set), 0 not readable. */
 static int keyset_read(const DLPackExchangeAPI* api, const DLManagedTensorVersioned* m, int* neg, int* conj) {
-  if (keyset.state == 0) keyset_measure(api);
-  if (keyset.state != 1 || keyset.api != api) return 0;
+  if (keyset_state(api) != 1 || keyset.api != api) return 0;
   const uint64_t* impl = export_impl(m);
   if (impl == NULL) return 0;
   uint64_t k = impl[keyset.word];
@@ -312,13 +360,19 @@ static int keyset_read(const DLPackExchangeAPI* api, const DLManagedTensorVersio
   return 1;
 }
 
-int gdl_torch_keyset_state(void) { return keyset.state; }
+/* Under way reads as -1, as a measurement that failed: the methods are called meanwhile. */
+static int keyset_public_state(void) {
+  int st = __atomic_load_n(&keyset.state, __ATOMIC_ACQUIRE);
+  return st == KEYSET_MEASURING ? -1 : st;
+}
+
+int gdl_torch_keyset_state(void) { return keyset_public_state(); }
 
 /* godlpack._godlpack._torch_keyset() -> 1 in use, -1 not usable, 0 not measured yet. */
 PyObject* gdl_torch_keyset_py(PyObject* m, PyObject* unused) {
   (void)m;
   (void)unused;
-  return PyLong_FromLong(keyset.state);
+  return PyLong_FromLong(keyset_public_state());
 }
 
 static int refuse_neg(void) {

@@ -23,6 +23,9 @@ typedef struct {
   gdl_query is_neg, is_conj, requires_grad;
 } gdl_torch_quirks;
 
+/* The interned names the checks use, made once by the layer's init. -1 on error. */
+int gdl_torch_names_init(void);
+
 /* Fills q for tp (q->active 0 when tp is not torch-like). -1 on error. */
 int gdl_torch_quirks_init(PyTypeObject* tp, gdl_torch_quirks* q);
 void gdl_torch_quirks_clear(gdl_torch_quirks* q);

@@ -52,20 +52,31 @@ static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
   }
   int32_t n = t->view.ndim;
   Py_ssize_t itemsize = t->view.dtype.bits / 8;
+  /* Shape and strides in bytes, made by the first getbuffer and kept for the
+   * tensor's life. Two threads' first calls meet in the critical section:
+   * one makes them, the other sees them made. */
+  int nomem = 0;
+  GDL_BEGIN_CRITICAL_SECTION(obj);
   if (t->bufdims == NULL && n > 0) {
-    t->bufdims = PyMem_Malloc(2 * (size_t)n * sizeof(Py_ssize_t));
-    if (t->bufdims == NULL) {
-      PyErr_NoMemory();
-      return -1;
+    Py_ssize_t* d = PyMem_Malloc(2 * (size_t)n * sizeof(Py_ssize_t));
+    if (d == NULL) {
+      nomem = 1;
+    } else {
+      /* Validation bounds stride * itemsize only where a stride is used: in
+       * extents of 2 or more of a non-empty view. The others may be anything
+       * (and overflow): they are given as 0. */
+      int empty = gdl_shape_count(t->dims, n) == 0;
+      for (int32_t i = 0; i < n; i++) {
+        d[i] = (Py_ssize_t)t->dims[i];
+        d[n + i] = !empty && t->dims[i] > 1 ? (Py_ssize_t)(t->dims[n + i] * itemsize) : 0;
+      }
+      t->bufdims = d; /* whole before it is seen */
     }
-    /* Validation bounds stride * itemsize only where a stride is used: in
-     * extents of 2 or more of a non-empty view. The others may be anything
-     * (and overflow): they are given as 0. */
-    int empty = gdl_shape_count(t->dims, n) == 0;
-    for (int32_t i = 0; i < n; i++) {
-      t->bufdims[i] = (Py_ssize_t)t->dims[i];
-      t->bufdims[n + i] = !empty && t->dims[i] > 1 ? (Py_ssize_t)(t->dims[n + i] * itemsize) : 0;
-    }
+  }
+  GDL_END_CRITICAL_SECTION();
+  if (nomem) {
+    PyErr_NoMemory();
+    return -1;
   }
   Py_ssize_t len;
   if (__builtin_mul_overflow((Py_ssize_t)gdl_shape_count(t->dims, n), itemsize, &len)) {
