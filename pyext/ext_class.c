@@ -188,7 +188,7 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
     PyObject* r = gdl_call_fn(fn, NULL, args + 1, nargs - 1, kwnames);
     int cls = fn->nresults == 1 && fn->kinds[0] == GDL_V_OBJ ? fn->rcls[0] : -1;
     /* a *T for Sub.m(...), Sub a Python subclass: an object of Sub */
-    if (r != NULL && cls >= 0 && PyType_Check(self) && Py_TYPE(r) == gdl_class_types[cls] &&
+    if (r != NULL && cls >= 0 && PyType_Check(self) && Py_TYPE(r) == gdl_class_type(cls) &&
         PyType_IsSubtype((PyTypeObject*)self, Py_TYPE(r)))
       return gdl_obj_retype(r, (PyTypeObject*)self);
     return r;
@@ -314,15 +314,20 @@ static void obj_dealloc(PyObject* self) {
 static const gdl_class* class_of_type(PyTypeObject* type, const gdl_class* const* classes, int n) {
   for (PyTypeObject* t = type; t != NULL; t = t->tp_base) {
     for (int i = 0; i < n; i++) {
-      if (gdl_class_types[classes[i]->id] == t) return classes[i];
+      if (gdl_class_type(classes[i]->id) == t) return classes[i];
     }
   }
   return NULL;
 }
 
-/* The classes of every module, for tp_new (a type's class). */
+/* The classes of every module, for tp_new (a type's class): appended under
+ * classes_lock (two modules' execs may run at once on a free-threaded
+ * build), read with no lock up to classes_count(); entries never change. */
 static const gdl_class* all_classes[GDL_MAX_CLASSES];
 static int nall_classes;
+static gdl_mutex classes_lock;
+
+static int classes_count(void) { return __atomic_load_n(&nall_classes, __ATOMIC_ACQUIRE); }
 
 /* Calls class c's constructor with a call's args and kwds: a new object. */
 static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
@@ -338,11 +343,17 @@ static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
   for (Py_ssize_t i = 0; i < nargs; i++) argv[i] = PyTuple_GET_ITEM(args, i);
   Py_ssize_t pos = 0, k = 0;
   PyObject *key, *value;
-  while (PyDict_Next(kwds, &pos, &key, &value)) {
+  /* strong references, read in a critical section: no other thread's
+   * change of kwds can free them (free-threaded builds) */
+  GDL_BEGIN_CRITICAL_SECTION(kwds);
+  while (k < nkw && PyDict_Next(kwds, &pos, &key, &value)) {
     PyTuple_SET_ITEM(kwnames, k, Py_NewRef(key));
-    argv[nargs + k++] = value;
+    argv[nargs + k++] = Py_NewRef(value);
   }
-  PyObject* r = gdl_call_fn(c->ctor, NULL, argv, nargs, kwnames);
+  GDL_END_CRITICAL_SECTION();
+  PyObject* r = k == nkw ? gdl_call_fn(c->ctor, NULL, argv, nargs, kwnames) : NULL;
+  if (k != nkw) PyErr_SetString(PyExc_RuntimeError, "keyword arguments changed during the call");
+  for (Py_ssize_t j = 0; j < k; j++) Py_DECREF(argv[nargs + j]);
   Py_DECREF(kwnames);
   return r;
 }
@@ -351,12 +362,12 @@ static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
  * gets it from the Go class's __init__ (obj_tp_init), as super().__init__(...)
  * calls it. */
 static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
-  const gdl_class* c = class_of_type(type, all_classes, nall_classes);
+  const gdl_class* c = class_of_type(type, all_classes, classes_count());
   if (c == NULL || c->ctor == NULL) {
     PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
     return NULL;
   }
-  if (type == gdl_class_types[c->id]) {
+  if (type == gdl_class_type(c->id)) {
     PyObject* r = call_ctor(c, args, kwds);
     if (r != NULL && Py_TYPE(r) == type) ((gdl_obj*)r)->fresh = 1; /* the __init__ of this call is a no-op */
     return r;
@@ -373,13 +384,13 @@ static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) 
  * nothing, silently. */
 static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
   gdl_obj* o = (gdl_obj*)self;
-  const gdl_class* c = class_of_type(Py_TYPE(self), all_classes, nall_classes);
+  const gdl_class* c = class_of_type(Py_TYPE(self), all_classes, classes_count());
   if (c == NULL) return 0;
   if (o->fresh) {
     o->fresh = 0;
     return 0;
   }
-  if (o->handle != 0 || Py_TYPE(self) == gdl_class_types[c->id]) {
+  if (o->handle != 0 || Py_TYPE(self) == gdl_class_type(c->id)) {
     PyErr_Format(PyExc_TypeError,
                  "%s.__init__: the %.200s object holds its Go value already (__init__ runs once, when the object "
                  "is made: make a new one)",
@@ -397,7 +408,7 @@ static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
 static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
   gdl_obj* o = (gdl_obj*)self;
   const gdl_class* c = NULL;
-  for (int i = 0; i < nall_classes; i++) {
+  for (int i = 0, n = classes_count(); i < n; i++) {
     if (all_classes[i]->id == o->cls) c = all_classes[i];
   }
   if (c == NULL || !c->pickle) {
@@ -440,8 +451,8 @@ PyObject* gdl_rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t
     return NULL;
   }
   const gdl_class* c = NULL;
-  for (int i = 0; i < nall_classes; i++) {
-    if (gdl_class_types[all_classes[i]->id] == (PyTypeObject*)args[0]) c = all_classes[i];
+  for (int i = 0, n = classes_count(); i < n; i++) {
+    if (gdl_class_type(all_classes[i]->id) == (PyTypeObject*)args[0]) c = all_classes[i];
   }
   if (c == NULL || !c->pickle) {
     PyErr_Format(PyExc_TypeError, "_rebuild_object: %R is no picklable Go class", args[0]);
@@ -528,12 +539,15 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
     Py_XDECREF(d);
     if (r < 0) goto fail;
   }
-  PyTypeObject* old = gdl_class_types[c->id];
-  gdl_class_types[c->id] = (PyTypeObject*)Py_NewRef(type); /* the newest module's type */
-  Py_XDECREF(old);
-  int known = 0;
-  for (int i = 0; i < nall_classes; i++) known |= all_classes[i] == c;
-  if (!known) all_classes[nall_classes++] = c;
+  gdl_set_class_type(c->id, (PyTypeObject*)type); /* the newest module's type */
+  gdl_mutex_lock(&classes_lock);
+  int known = 0, n = nall_classes;
+  for (int i = 0; i < n; i++) known |= all_classes[i] == c;
+  if (!known) {
+    all_classes[n] = c;
+    __atomic_store_n(&nall_classes, n + 1, __ATOMIC_RELEASE); /* after the entry: readers take no lock */
+  }
+  gdl_mutex_unlock(&classes_lock);
   if (PyModule_AddObjectRef(m, c->name, type) < 0) goto fail;
   Py_DECREF(type);
   return 0;

@@ -44,9 +44,7 @@ static int add_exception(PyObject* m, const gdl_exc* e) {
   Py_XDECREF(qual);
   Py_DECREF(base);
   if (type == NULL) return -1;
-  PyObject* old = gdl_exc_types[e->id];
-  gdl_exc_types[e->id] = Py_NewRef(type); /* the newest module's type */
-  Py_XDECREF(old);
+  gdl_set_exc_type(e->id, type); /* the newest module's type */
   int r = PyModule_AddObjectRef(m, e->name, type);
   Py_DECREF(type);
   return r;

@@ -7,8 +7,24 @@
 
 /* The Go classes of this process, by id: each module that adds a class makes
  * its type (a heap type) and puts it here, for arguments and results of that
- * class (subinterpreters are refused: one interpreter's types). */
-PyTypeObject* gdl_class_types[GDL_MAX_CLASSES];
+ * class (subinterpreters are refused: one interpreter's types). Readers hold
+ * a type borrowed, with no lock (on a free-threaded build, while another
+ * module's exec may replace it), so a replaced type is never released: it
+ * lives for the process, like the module that made it in the common case.
+ * Stores and loads are atomic, release and acquire. The custom exception
+ * types (gdl_exc_type) follow the same rules. */
+static PyTypeObject* class_types[GDL_MAX_CLASSES];
+static PyObject* exc_types[GDL_MAX_EXCEPTIONS];
+
+PyTypeObject* gdl_class_type(int cls) { return __atomic_load_n(&class_types[cls], __ATOMIC_ACQUIRE); }
+
+void gdl_set_class_type(int cls, PyTypeObject* type) {
+  __atomic_store_n(&class_types[cls], (PyTypeObject*)Py_NewRef(type), __ATOMIC_RELEASE);
+}
+
+PyObject* gdl_exc_type(int id) { return __atomic_load_n(&exc_types[id], __ATOMIC_ACQUIRE); }
+
+void gdl_set_exc_type(int id, PyObject* type) { __atomic_store_n(&exc_types[id], Py_NewRef(type), __ATOMIC_RELEASE); }
 
 /* A method's name: fn's name is Class.name, for messages. */
 const char* gdl_short_name(const char* name) {
@@ -16,11 +32,14 @@ const char* gdl_short_name(const char* name) {
   return dot ? dot + 1 : name;
 }
 
-const char* gdl_class_name(int cls) { return gdl_class_types[cls] ? gdl_class_types[cls]->tp_name : "a Go class"; }
+const char* gdl_class_name(int cls) {
+  PyTypeObject* tp = gdl_class_type(cls);
+  return tp ? tp->tp_name : "a Go class";
+}
 
 /* A new object of class cls holding handle h (deleted on failure). */
 PyObject* gdl_obj_new(int cls, uintptr_t h) {
-  PyTypeObject* tp = gdl_class_types[cls];
+  PyTypeObject* tp = gdl_class_type(cls);
   if (tp == NULL) {
     gdlpyDropHandle(h);
     PyErr_Format(PyExc_TypeError, "godlpack: class %d was added to no module", cls);
@@ -37,7 +56,7 @@ PyObject* gdl_obj_new(int cls, uintptr_t h) {
 }
 
 int gdl_is_obj(int cls, PyObject* obj) {
-  PyTypeObject* tp = gdl_class_types[cls];
+  PyTypeObject* tp = gdl_class_type(cls);
   if (tp == NULL) return 0;
   if (Py_TYPE(obj) == tp) return 1;
   return (tp->tp_flags & Py_TPFLAGS_BASETYPE) && PyType_IsSubtype(Py_TYPE(obj), tp); /* a Python subclass */
@@ -74,11 +93,10 @@ PyObject* gdl_obj_retype(PyObject* r, PyTypeObject* type) {
   return (PyObject*)o;
 }
 
-PyObject* gdl_exc_types[GDL_MAX_EXCEPTIONS];
-
 void gdl_ext_raise(int kind, const char* err) {
-  if (kind >= GDL_ERR_EXC && kind < GDL_ERR_EXC + GDL_MAX_EXCEPTIONS && gdl_exc_types[kind - GDL_ERR_EXC] != NULL) {
-    PyErr_SetString(gdl_exc_types[kind - GDL_ERR_EXC], err);
+  PyObject* exc = kind >= GDL_ERR_EXC && kind < GDL_ERR_EXC + GDL_MAX_EXCEPTIONS ? gdl_exc_type(kind - GDL_ERR_EXC) : NULL;
+  if (exc != NULL) {
+    PyErr_SetString(exc, err);
     return;
   }
   switch (kind) {

@@ -34,8 +34,11 @@ extern int gdlpyUnmarshal(int cls, char* data, int64_t n, uintptr_t* h, char* er
 extern int gdlpyGetBuffer(int cls, uintptr_t h, gdl_buffer* b, char* err, int errlen);
 extern void gdlpyReleaseBuffer(uintptr_t pin);
 
-/* The type of each Go class id, set by the newest module that added it. */
-extern PyTypeObject* gdl_class_types[GDL_MAX_CLASSES];
+/* The type of each Go class id, set by the newest module that added it
+ * (borrowed; NULL before any module added it); set keeps every type it is
+ * given alive for the process. */
+PyTypeObject* gdl_class_type(int cls);
+void gdl_set_class_type(int cls, PyTypeObject* type);
 /* A method's short name: fn names are Class.name. */
 const char* gdl_short_name(const char* name);
 /* The class's type name, for messages. */
@@ -45,8 +48,9 @@ PyObject* gdl_obj_new(int cls, uintptr_t h);
 /* Raises the Python exception of a Go error kind: errkind.h's, pyext's
  * (IndexError, KeyError, StopIteration) and custom exceptions. */
 void gdl_ext_raise(int kind, const char* err);
-/* The custom exception types of this process, by id (the newest module's). */
-extern PyObject* gdl_exc_types[GDL_MAX_EXCEPTIONS];
+/* The custom exception types of this process, by id (the newest module's), as for classes. */
+PyObject* gdl_exc_type(int id);
+void gdl_set_exc_type(int id, PyObject* type);
 /* Whether obj is an object of class cls (or of a subclass). */
 int gdl_is_obj(int cls, PyObject* obj);
 /* Moves the Go value of r (consumed) into a new object of type, a subclass. */
