@@ -49,8 +49,11 @@ lint:
 
 # Go tests of capsule/ embed CPython (internal/pyembed): they link libpython.
 PYLINK := -L$(PYLIBDIR) $(shell $(BASEPYTHON) -c 'import sysconfig; print("-lpython" + sysconfig.get_config_var("LDVERSION"))')
+# GDL_HEADERS_KEY: the headers' content in every cgo package's build key
+# (the go command keys a package by its own folder's files; tools/godlpack_build.py).
 gotest:
-	CGO_LDFLAGS="$(PYLINK)" LD_LIBRARY_PATH=$(PYLIBDIR) go test -race -count=1 ./...
+	CGO_CFLAGS="$(CGO_CFLAGS) -DGDL_HEADERS_KEY=0x$$(find pyext core capsule include -name '*.h' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)" \
+	  CGO_LDFLAGS="$(PYLINK)" LD_LIBRARY_PATH=$(PYLIBDIR) go test -race -count=1 ./...
 
 pytest: ext probe venv
 	PYTHONPATH=pyext $(PYTHON) -m pytest -q tests

@@ -8,6 +8,7 @@ build requirement when no `go` is on PATH.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -105,6 +106,32 @@ def _go() -> tuple[str, dict[str, str]]:
     return go, env
 
 
+def _headers_key(go: str, env: dict[str, str], cwd: str) -> str:
+    """A -D flag naming the content of godlpack's C headers when its sources
+    are a local tree (godlpack's own, or a replace directive): the go command
+    keys a cgo package's build by the files in its own folder only, so a
+    package including a header of another (base/ftlock.h from exchange/)
+    would otherwise keep a build made against the old header. Flags in
+    CGO_CFLAGS are part of every cgo package's key. "" for a module from the
+    module cache, which never changes."""
+    r = subprocess.run([go, "list", "-m", "-f", "{{.Dir}}", "github.com/godlpack/godlpack"], cwd=cwd, env=env,
+                       capture_output=True, text=True)
+    root = r.stdout.strip()
+    cache = subprocess.run([go, "env", "GOMODCACHE"], cwd=cwd, env=env, capture_output=True, text=True).stdout.strip()
+    if r.returncode != 0 or not root or (cache and os.path.abspath(root).startswith(os.path.abspath(cache) + os.sep)):
+        return ""
+    h = hashlib.sha256()
+    for base, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("build", "tests", "bench", "examples"))
+        for f in sorted(files):
+            if f.endswith(".h"):
+                path = os.path.join(base, f)
+                h.update(os.path.relpath(path, root).encode() + b"\0")
+                with open(path, "rb") as fh:
+                    h.update(fh.read())
+    return "-DGDL_HEADERS_KEY=0x" + h.hexdigest()[:16]
+
+
 def build_go(out: str, go_package: str, cwd: str) -> None:
     """Builds go_package (run in cwd, a Go module) as the extension file out."""
     go, env = _go()
@@ -114,6 +141,7 @@ def build_go(out: str, go_package: str, cwd: str) -> None:
     # cgo finds Python.h here; the extension never links libpython.
     env["CGO_CFLAGS"] = f"-I{sysconfig.get_paths()['include']} " + env.get("CGO_CFLAGS", "-O2")
     env.setdefault("GOFLAGS", "-buildvcs=false")
+    env["CGO_CFLAGS"] += " " + _headers_key(go, env, cwd)
     target = _target()
     if target:
         zigcc = _zigcc()
