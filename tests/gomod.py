@@ -1,5 +1,6 @@
-"""The test extensions under tests/ (classmod, arrmod, gonummod): each is a Go
-main package with a check_NAME.py of pytest tests beside it."""
+"""The test extensions under tests/ (classmod, arrmod, gonummod...): each is a Go
+main package with a check_NAME.py of pytest tests beside it; and the runnable
+examples of docs/ pages, built and doctested."""
 from __future__ import annotations
 
 import os
@@ -46,4 +47,41 @@ def mypy_good_and_bad(tmp_path, name: str, good: str, bad: str) -> str:
     r = subprocess.run(cmd + [str(tmp_path / "bad.py")], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 1, r.stdout + r.stderr
+    return r.stdout
+
+
+def doc_example(tmp_path, page: str, name: str) -> str:
+    """docs/PAGE's first Go block, as written, built as the extension NAME
+    (a module of its own, godlpack replaced by this tree), and the page's
+    first Python block run by doctest against it. Returns doctest's report,
+    failing unless every example held."""
+    import re
+    import shutil
+
+    with open(os.path.join(ROOT, "docs", page), encoding="utf-8") as f:
+        text = f.read()
+    code = re.search(r"```go\n(.*?)```", text, re.S).group(1)
+    session = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    project = tmp_path / name
+    project.mkdir()
+    (project / "main.go").write_text(code)
+    with open(os.path.join(ROOT, "go.mod"), encoding="utf-8") as f:
+        go = re.search(r"^go (\S+)", f.read(), re.M).group(1)
+    (project / "go.mod").write_text(f"module {name}\n\ngo {go}\n\nrequire github.com/godlpack/godlpack v0.0.0\n\n"
+                                    f"replace github.com/godlpack/godlpack => {ROOT}\n")
+    shutil.copy(os.path.join(ROOT, "go.sum"), project / "go.sum")
+    out = tmp_path / (name + sysconfig.get_config_var("EXT_SUFFIX"))
+    env = dict(os.environ, GOPROXY="off", GOFLAGS="-mod=mod -buildvcs=false")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
+                       cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    script = ("import doctest, sys\n"
+              "t = doctest.DocTestParser().get_doctest(sys.stdin.read(), {}, %r, None, 0)\n"
+              "r = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)\n"
+              "r.run(t)\n"
+              "print('attempted', r.tries, 'failed', r.failures)\n") % page
+    r = subprocess.run([sys.executable, "-c", script], input=session, cwd=tmp_path,
+                       env=dict(os.environ, PYTHONPATH=str(tmp_path)), capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip().endswith("failed 0"), r.stdout + r.stderr
     return r.stdout

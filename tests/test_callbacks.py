@@ -3,7 +3,7 @@ extensions (pyext's callback.go, containers.go, ext_pyobj.c): builds the
 test extension tests/cbmod and runs its tests (tests/cbmod/check_cbmod.py)
 in a process of its own, as the extension brings its own Go runtime."""
 import pytest
-from gomod import build_and_check, mypy_good_and_bad
+from gomod import build_and_check, doc_example, mypy_good_and_bad
 
 
 def test_callables_and_containers_in_a_go_extension(tmp_path):
@@ -55,3 +55,9 @@ def test_the_stub_types_callables_and_containers(tmp_path):
     bad = mypy_good_and_bad(tmp_path, "cbmod", GOOD, BAD)
     for line in (8, 9, 10, 11, 12):
         assert f"bad.py:{line}: error" in bad, bad
+
+
+def test_the_docs_example_builds_and_its_session_holds(tmp_path):
+    """docs/callbacks.md's example, as written, built and doctested."""
+    out = doc_example(tmp_path, "callbacks.md", "cbdemo")
+    assert int(out.split()[-3]) >= 8, out
