@@ -66,14 +66,17 @@ func (c *Class[T]) Buffer(fn any, writable bool) *Class[T] {
 // memory pinned under b.pin until gdlpyReleaseBuffer(b.pin).
 //
 //export gdlpyGetBuffer
-func gdlpyGetBuffer(cls C.int, h C.uintptr_t, b *C.gdl_buffer, errBuf *C.char, errLen C.int) (kind C.int) {
+func gdlpyGetBuffer(cls C.int, h C.uintptr_t, b *C.gdl_buffer, errBuf *C.char, errLen C.int, exc *C.uintptr_t) (kind C.int) {
 	classes.Lock()
 	ci := classes.list[cls]
 	classes.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
-			putError(errBuf, errLen, fmt.Sprintf("Go panic in %s's buffer: %v\n%s", ci.name, p, debug.Stack()))
-			kind = C.GDL_ERR_PANIC
+			var ok bool
+			if kind, ok = failure(nil, p, errBuf, errLen, exc); !ok {
+				putError(errBuf, errLen, fmt.Sprintf("Go panic in %s's buffer: %v\n%s", ci.name, p, debug.Stack()))
+				kind = C.GDL_ERR_PANIC
+			}
 		}
 	}()
 	bi := ci.buffer

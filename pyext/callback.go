@@ -215,6 +215,24 @@ func (s *cbSpec) call(ref *pyRef, fn *C.char, args []reflect.Value) []reflect.Va
 	return res
 }
 
+// failure reports err, or the panic p of a Python callable (a
+// *callbackAbort), from an entry point other than a call (a buffer,
+// pickling): GDL_ERR_PYEXC with *exc the callable's exception to raise
+// again, else err's kind with its message; ok false when p is another
+// panic, which the caller reports.
+func failure(err error, p any, errBuf *C.char, errLen C.int, exc *C.uintptr_t) (kind C.int, ok bool) {
+	if a, isAbort := p.(*callbackAbort); isAbort {
+		err = a.err
+	} else if p != nil {
+		return 0, false
+	}
+	if *exc = pyExcRef(err); *exc != 0 {
+		return C.GDL_ERR_PYEXC, true
+	}
+	putError(errBuf, errLen, err.Error())
+	return pyErrKind(err), true
+}
+
 // pyExcRef is a new reference, for C, to the Python exception err carries
 // (0: none), which gdlpyCall's caller raises again.
 func pyExcRef(err error) C.uintptr_t {

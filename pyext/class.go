@@ -362,18 +362,21 @@ func gdlpyDropHandle(h C.uintptr_t) {
 }
 
 //export gdlpyMarshal
-func gdlpyMarshal(h C.uintptr_t, data **C.char, n *C.int64_t, errBuf *C.char, errLen C.int) (kind C.int) {
+func gdlpyMarshal(h C.uintptr_t, data **C.char, n *C.int64_t, errBuf *C.char, errLen C.int, exc *C.uintptr_t) (kind C.int) {
 	v := handles.value(uintptr(h))
 	defer func() {
 		if p := recover(); p != nil {
-			putError(errBuf, errLen, fmt.Sprintf("Go panic in %T.MarshalBinary: %v\n%s", v, p, debug.Stack()))
-			kind = C.GDL_ERR_PANIC
+			var ok bool
+			if kind, ok = failure(nil, p, errBuf, errLen, exc); !ok {
+				putError(errBuf, errLen, fmt.Sprintf("Go panic in %T.MarshalBinary: %v\n%s", v, p, debug.Stack()))
+				kind = C.GDL_ERR_PANIC
+			}
 		}
 	}()
 	b, err := v.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil {
-		putError(errBuf, errLen, err.Error())
-		return pyErrKind(err)
+		kind, _ = failure(err, nil, errBuf, errLen, exc)
+		return kind
 	}
 	*data = (*C.char)(C.malloc(C.size_t(len(b) + 1)))
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(*data)), len(b)), b)
@@ -382,20 +385,23 @@ func gdlpyMarshal(h C.uintptr_t, data **C.char, n *C.int64_t, errBuf *C.char, er
 }
 
 //export gdlpyUnmarshal
-func gdlpyUnmarshal(cls C.int, data *C.char, n C.int64_t, h *C.uintptr_t, errBuf *C.char, errLen C.int) (kind C.int) {
+func gdlpyUnmarshal(cls C.int, data *C.char, n C.int64_t, h *C.uintptr_t, errBuf *C.char, errLen C.int, exc *C.uintptr_t) (kind C.int) {
 	classes.Lock()
 	ci := classes.list[cls]
 	classes.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
-			putError(errBuf, errLen, fmt.Sprintf("Go panic in %v.UnmarshalBinary: %v\n%s", ci.ptr, p, debug.Stack()))
-			kind = C.GDL_ERR_PANIC
+			var ok bool
+			if kind, ok = failure(nil, p, errBuf, errLen, exc); !ok {
+				putError(errBuf, errLen, fmt.Sprintf("Go panic in %v.UnmarshalBinary: %v\n%s", ci.ptr, p, debug.Stack()))
+				kind = C.GDL_ERR_PANIC
+			}
 		}
 	}()
 	v := reflect.New(ci.ptr.Elem()).Interface()
 	if err := v.(encoding.BinaryUnmarshaler).UnmarshalBinary(C.GoBytes(unsafe.Pointer(data), C.int(n))); err != nil {
-		putError(errBuf, errLen, err.Error())
-		return pyErrKind(err)
+		kind, _ = failure(err, nil, errBuf, errLen, exc)
+		return kind
 	}
 	*h = C.uintptr_t(newHandle(v))
 	return C.GDL_ERR_NONE

@@ -374,6 +374,12 @@ static void drop_results(const gdl_fn* fn, gdl_value* out, int from, int n) {
   }
 }
 
+void gdl_raise_kind(int kind, const char* err, uintptr_t exc) {
+  if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
+  else if (kind == GDL_ERR_PYEXC && exc != 0) gdl_py_reraise(exc); /* a Python callable's own exception */
+  else gdl_ext_raise(kind == GDL_ERR_PYEXC ? GDL_ERR_RUNTIME : kind, err);
+}
+
 /* A Go panic: "Go panic in f(): value" as the RuntimeError's message, the
  * goroutine's stack that follows it as a note shown under the traceback. */
 void gdl_raise_panic(const char* err) {
@@ -504,9 +510,7 @@ static PyObject* go_call(const gdl_fn* fn, call_args* a) {
   free_arrays(a, fn->nparams); /* arrays stay alive until the call returns */
   if (kind != GDL_ERR_NONE) {
     drop_results(fn, out, 0, nout);
-    if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
-    else if (kind == GDL_ERR_PYEXC && c.exc != 0) gdl_py_reraise(c.exc); /* the callback's own exception */
-    else gdl_ext_raise(kind == GDL_ERR_PYEXC ? GDL_ERR_RUNTIME : kind, err);
+    gdl_raise_kind(kind, err, c.exc);
     return NULL;
   }
   if (nout == 0) Py_RETURN_NONE;

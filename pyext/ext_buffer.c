@@ -23,17 +23,18 @@ int gdl_obj_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   if (!gdl_go_ready()) return -1;
   gdl_buffer b = {0};
   char err[1024];
-  int kind = gdlpyGetBuffer(o->cls, o->handle, &b, err, sizeof err);
+  uintptr_t exc = 0;
+  int kind = gdlpyGetBuffer(o->cls, o->handle, &b, err, sizeof err, &exc);
   if (kind != GDL_ERR_NONE) {
-    if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
-    else gdl_ext_raise(kind, err);
+    gdl_raise_kind(kind, err, exc);
     return -1;
   }
   const char* refusal = NULL;
   int big = 0; /* C order is also Fortran order when at most one dimension exceeds 1 */
   for (int i = 0; i < b.ndim; i++) big += b.shape[i] > 1;
   if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && b.readonly) refusal = "is read-only";
-  else if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && big > 1) refusal = "is C-contiguous, not Fortran-contiguous";
+  else if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && big > 1 && b.nitems > 0) /* empty: both orders */
+    refusal = "is C-contiguous, not Fortran-contiguous";
   view_state* st = refusal ? NULL : malloc(sizeof *st);
   if (st == NULL) {
     if (!gdl_forked()) gdlpyReleaseBuffer(b.pin);

@@ -144,30 +144,44 @@ static PyObject* slice_call(const gdl_special* sp, PyObject* self, PyObject* key
   return r;
 }
 
-/* Whether obj is an argument of a kind parameter i of fn takes: a binary
- * operator answers NotImplemented for the others (Python then tries the
- * other operand). The same tests as the call path's conversions, without
- * converting. */
-static int binop_takes(const gdl_fn* fn, int i, PyObject* obj) {
+/* Whether parameter i of fn takes obj (1, 0, or -1 with an exception), by
+ * its type alone. strict (binary operators): CPython's own numbers' rule, a
+ * float takes a float or an int and an int an int (anything else, an array
+ * with __float__ included, gives NotImplemented, so Python asks the other
+ * operand); otherwise what the conversion takes (__contains__: a value of
+ * no such type is not in the object, while the Go function's own TypeError
+ * still propagates). */
+static int arg_takes(const gdl_fn* fn, int i, PyObject* obj, int strict) {
   PyNumberMethods* nb = Py_TYPE(obj)->tp_as_number;
   switch (fn->sig[i]) {
     case GDL_V_FLOAT:
-      return PyFloat_Check(obj) || PyLong_Check(obj) || (nb != NULL && (nb->nb_float != NULL || nb->nb_index != NULL));
+      return PyFloat_Check(obj) || PyLong_Check(obj) ||
+             (!strict && nb != NULL && (nb->nb_float != NULL || nb->nb_index != NULL));
     case GDL_V_INT:
     case GDL_V_UINT:
-      return !PyBool_Check(obj) && PyIndex_Check(obj);
+      return !PyBool_Check(obj) && (strict ? PyLong_Check(obj) : PyIndex_Check(obj));
     case GDL_V_BOOL:
       return PyBool_Check(obj);
     case GDL_V_STR:
       return PyUnicode_Check(obj);
     case GDL_V_OBJ:
       return gdl_is_obj(fn->cls[i], obj);
+    case GDL_V_LIST:
+      return PyList_Check(obj) || PyTuple_Check(obj);
+    case GDL_V_DICT:
+      return PyDict_Check(obj);
+    case GDL_V_CALLABLE:
+      return PyCallable_Check(obj);
     case GDL_V_ARRAY: {
       if (PyObject_CheckBuffer(obj)) return 1;
       PyObject* dl = PyObject_GetAttrString(obj, "__dlpack__");
-      if (dl == NULL) PyErr_Clear();
-      Py_XDECREF(dl);
-      return dl != NULL;
+      if (dl != NULL) {
+        Py_DECREF(dl);
+        return 1;
+      }
+      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1; /* not a missing attribute: raised */
+      PyErr_Clear();
+      return 0;
     }
   }
   return 1; /* other kinds: the conversion decides */
@@ -223,19 +237,19 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
       return t < 0 ? NULL : PyBool_FromLong(!t);
     }
     case GDL_M_BINOP: {
-      if (!binop_takes(fn, 1, args[1])) Py_RETURN_NOTIMPLEMENTED;
+      int takes = arg_takes(fn, 1, args[1], 1);
+      if (takes < 0) return NULL;
+      if (!takes) Py_RETURN_NOTIMPLEMENTED;
       PyObject* r = gdl_call_fn(fn, self, args + 1, 1, NULL);
       if (r == NULL || !(sp->flags & GDL_OP_INPLACE) || r != Py_None) return r;
       Py_DECREF(r); /* None: fn changed self, which is the result */
       return Py_NewRef(self);
     }
     case GDL_M_CONTAINS: {
-      PyObject* r = gdl_call_fn(fn, self, args + 1, 1, NULL);
-      if (r == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) { /* not of the element type: not in it */
-        PyErr_Clear();
-        Py_RETURN_FALSE;
-      }
-      return r;
+      int takes = arg_takes(fn, 1, args[1], 0);
+      if (takes < 0) return NULL;
+      if (!takes) Py_RETURN_FALSE; /* not of the element type: not in it */
+      return gdl_call_fn(fn, self, args + 1, 1, NULL);
     }
     case GDL_M_ITER: {
       PyObject* h = gdl_call_fn(fn, self, NULL, 0, NULL); /* the pull state's handle */
@@ -426,10 +440,10 @@ static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
   char err[1024];
   char* data = NULL;
   int64_t n = 0;
-  int kind = gdlpyMarshal(o->handle, &data, &n, err, sizeof err);
+  uintptr_t exc = 0;
+  int kind = gdlpyMarshal(o->handle, &data, &n, err, sizeof err, &exc);
   if (kind != GDL_ERR_NONE) {
-    if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
-    else gdl_ext_raise(kind, err);
+    gdl_raise_kind(kind, err, exc);
     return NULL;
   }
   PyObject* bytes = PyBytes_FromStringAndSize(data, (Py_ssize_t)n);
@@ -460,11 +474,11 @@ PyObject* gdl_rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t
   }
   if (!gdl_go_ready()) return NULL;
   char err[1024];
-  uintptr_t h = 0;
-  int kind = gdlpyUnmarshal(c->id, PyBytes_AS_STRING(args[1]), (int64_t)PyBytes_GET_SIZE(args[1]), &h, err, sizeof err);
+  uintptr_t h = 0, exc = 0;
+  int kind =
+      gdlpyUnmarshal(c->id, PyBytes_AS_STRING(args[1]), (int64_t)PyBytes_GET_SIZE(args[1]), &h, err, sizeof err, &exc);
   if (kind != GDL_ERR_NONE) {
-    if (kind == GDL_ERR_PANIC) gdl_raise_panic(err);
-    else gdl_ext_raise(kind, err);
+    gdl_raise_kind(kind, err, exc);
     return NULL;
   }
   return gdl_obj_new(c->id, h);

@@ -14,41 +14,62 @@ typedef struct {
   PyObject* owner; /* the object iterated (kept alive), or NULL */
 } gdl_iter;
 
+/* Stops the Go sequence of handle h (its deferred calls run) and waits for
+ * it, without the GIL: they may call Python (a func parameter). */
+static void drop_sequence(uintptr_t h) {
+  if (h == 0 || gdl_forked()) return; /* a forked child has no Go to ask */
+  Py_BEGIN_ALLOW_THREADS
+  gdlpyDropHandle(h);
+  Py_END_ALLOW_THREADS
+}
+
 static PyObject* iter_next(PyObject* self) {
   gdl_iter* it = (gdl_iter*)self;
-  if (it->handle == 0) return NULL;
-  PyObject* r = it->call(it->next, it->handle);
+  uintptr_t h = __atomic_load_n(&it->handle, __ATOMIC_ACQUIRE);
+  if (h == 0) return NULL;
+  PyObject* r = it->call(it->next, h); /* Go takes turns among threads (pull.mu) */
   if (r == NULL && PyErr_ExceptionMatches(PyExc_StopIteration)) {
     PyErr_Clear(); /* done: no exception, as tp_iternext's protocol has it */
-    uintptr_t h = it->handle;
-    it->handle = 0; /* the Go sequence stops now, not when the iterator dies */
-    if (!gdl_forked()) gdlpyDropHandle(h);
+    /* the sequence stops now, not when the iterator dies; once, whichever thread saw the end */
+    drop_sequence(__atomic_exchange_n(&it->handle, 0, __ATOMIC_ACQ_REL));
   }
   return r;
 }
 
-static void iter_dealloc(PyObject* self) {
-  gdl_iter* it = (gdl_iter*)self;
-  if (it->handle != 0 && !gdl_forked()) gdlpyDropHandle(it->handle);
-  Py_XDECREF(it->owner);
-  PyObject_Free(self);
+static int iter_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(((gdl_iter*)self)->owner);
+  return 0;
 }
 
+static int iter_clear(PyObject* self) {
+  Py_CLEAR(((gdl_iter*)self)->owner);
+  return 0;
+}
+
+static void iter_dealloc(PyObject* self) {
+  gdl_iter* it = (gdl_iter*)self;
+  PyObject_GC_UnTrack(self);
+  drop_sequence(__atomic_exchange_n(&it->handle, 0, __ATOMIC_ACQ_REL));
+  Py_XDECREF(it->owner);
+  PyObject_GC_Del(self);
+}
+
+/* GC-tracked: an iterator kept by the object it iterates (obj.it = iter(obj)) is a cycle. */
 static PyTypeObject iter_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "godlpack.go_iterator",
     .tp_basicsize = sizeof(gdl_iter),
     .tp_dealloc = iter_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = iter_traverse,
+    .tp_clear = iter_clear,
     .tp_iter = PyObject_SelfIter,
     .tp_iternext = iter_next,
 };
 
+int gdl_iter_ready(void) { return PyType_Ready(&iter_type); }
+
 PyObject* gdl_iter_new(uintptr_t handle, const gdl_fn* next, gdl_next_call call, PyObject* owner) {
-  if (PyType_Ready(&iter_type) < 0) {
-    gdlpyDropHandle(handle);
-    return NULL;
-  }
-  gdl_iter* it = PyObject_New(gdl_iter, &iter_type);
+  gdl_iter* it = PyObject_GC_New(gdl_iter, &iter_type); /* ready since the module's exec */
   if (it == NULL) {
     gdlpyDropHandle(handle);
     return NULL;
@@ -57,5 +78,6 @@ PyObject* gdl_iter_new(uintptr_t handle, const gdl_fn* next, gdl_next_call call,
   it->next = next;
   it->call = call;
   it->owner = Py_XNewRef(owner);
+  PyObject_GC_Track((PyObject*)it);
   return (PyObject*)it;
 }

@@ -54,7 +54,7 @@ static int add_exception(PyObject* m, const gdl_exc* e) {
  * subinterpreter is refused (gdl_layer_init). */
 static int ext_exec(PyObject* m) {
   ext_def* d = (ext_def*)PyModule_GetDef(m);
-  if (d == NULL || gdl_layer_init(d->def.m_name) < 0 || gdl_layer_add_types(m) < 0) return -1;
+  if (d == NULL || gdl_layer_init(d->def.m_name) < 0 || gdl_layer_add_types(m) < 0 || gdl_iter_ready() < 0) return -1;
   for (int i = 0; i < d->nfns; i++) {
     if (gdl_add_func(m, d->fns[i]) < 0) return -1;
   }

@@ -29,9 +29,11 @@ typedef struct {
 extern int gdlpyCall(gdl_call* c);
 extern int gdlpyExec(int module_id, PyObject* m, char* err, int errlen);
 extern void gdlpyDropHandle(uintptr_t h);
-extern int gdlpyMarshal(uintptr_t h, char** data, int64_t* n, char* err, int errlen);
-extern int gdlpyUnmarshal(int cls, char* data, int64_t n, uintptr_t* h, char* err, int errlen);
-extern int gdlpyGetBuffer(int cls, uintptr_t h, gdl_buffer* b, char* err, int errlen);
+/* Marshal, Unmarshal, GetBuffer: GDL_ERR_PYEXC with *exc a new reference to
+ * a Python callable's exception, to raise again (gdl_raise_kind). */
+extern int gdlpyMarshal(uintptr_t h, char** data, int64_t* n, char* err, int errlen, uintptr_t* exc);
+extern int gdlpyUnmarshal(int cls, char* data, int64_t n, uintptr_t* h, char* err, int errlen, uintptr_t* exc);
+extern int gdlpyGetBuffer(int cls, uintptr_t h, gdl_buffer* b, char* err, int errlen, uintptr_t* exc);
 extern void gdlpyReleaseBuffer(uintptr_t pin);
 
 /* The type of each Go class id, set by the newest module that added it
@@ -66,6 +68,9 @@ int gdl_fn_intern_names(gdl_fn* fn);
 PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h);
 /* Sets RuntimeError for a Go panic (err: the message, then the Go stack, a note). */
 void gdl_raise_panic(const char* err);
+/* Raises what Go reported: a panic, a Python callable's exception (exc, a
+ * reference this takes), or the exception of an error kind. */
+void gdl_raise_kind(int kind, const char* err, uintptr_t exc);
 int gdl_add_func(PyObject* m, gdl_fn* fn);
 
 /* ext_iter.c: a Python iterator over a Go sequence: its pull state's
@@ -74,6 +79,8 @@ int gdl_add_func(PyObject* m, gdl_fn* fn);
  * iterated, kept alive (NULL: none). */
 typedef PyObject* (*gdl_next_call)(const gdl_fn* next, uintptr_t handle);
 PyObject* gdl_iter_new(uintptr_t handle, const gdl_fn* next, gdl_next_call call, PyObject* owner);
+/* Readies the iterator type: once, in each module's exec (-1 with an exception). */
+int gdl_iter_ready(void);
 
 /* ext_buffer.c: the buffer protocol of a class with pyext's Buffer (tp_as_buffer's two slots). */
 int gdl_obj_getbuffer(PyObject* self, Py_buffer* view, int flags);

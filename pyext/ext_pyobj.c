@@ -283,10 +283,13 @@ int gdl_py_watch_exit(void) {
   return 0;
 }
 
-/* Whether this thread may take the GIL now. */
+/* Whether this thread may take the GIL now: until finalization, a Python
+ * thread that released it (its thread state is there: ReleaseGIL) may take
+ * it back, also during atexit; a thread of Go's own only before atexit. */
 static int may_enter(void) {
   if (PyGILState_Check()) return 1; /* holds it already */
-  if (!Py_IsInitialized() || __atomic_load_n(&exiting, __ATOMIC_SEQ_CST)) return 0;
+  if (!Py_IsInitialized()) return 0;
+  if (PyGILState_GetThisThreadState() == NULL && __atomic_load_n(&exiting, __ATOMIC_SEQ_CST)) return 0;
 #if PY_VERSION_HEX >= 0x030D0000
   return !Py_IsFinalizing();
 #else

@@ -64,7 +64,7 @@ func seqNext(t reflect.Type, elems []reflect.Type) (*goFunc, error) {
 		}
 		return res
 	})
-	f, err := newGoFunc(t.String()+".__next__", fn.Interface(), "", nil)
+	f, err := newGoFunc(t.String()+".__next__", fn.Interface(), "", []Option{ReleaseGIL}) // pull's comment: why
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"iter"
 	"math"
 	"reflect"
+	"sync"
 	"unsafe"
 )
 
@@ -272,7 +273,7 @@ func Seq[T, V any](fn func(*T) iter.Seq[V]) Iterable {
 		iterFn.typ = reflect.TypeOf(fn)
 		iterFn.self = true
 		fillClasses(iterFn)
-		next, err := newTyped(ci.name+".__next__", "", nil, []paramSpec{{kind: C.GDL_V_INT}}, rc.kind,
+		next, err := newTyped(ci.name+".__next__", "", []Option{ReleaseGIL}, []paramSpec{{kind: C.GDL_V_INT}}, rc.kind,
 			func(in, out []cValue, _ string) (int, error) {
 				p := handles.value(uintptr(in[0].i)).(*pull[V])
 				v, ok := p.next()
@@ -293,8 +294,12 @@ func Seq[T, V any](fn func(*T) iter.Seq[V]) Iterable {
 // pull is a Go iterator being pulled by a Python one: the sequence runs in
 // a goroutine of its own, one value per request. (Not iter.Pull: its
 // coroutine must be resumed on the OS thread that started it, and Python
-// threads take turns with an iterator, and free it, on any thread.)
+// threads take turns with an iterator, and free it, on any thread.) The
+// next functions run without the GIL, so that a sequence may call Python
+// (a func parameter) from its goroutine; mu makes the requests of threads
+// that share an iterator take turns.
 type pull[V any] struct {
+	mu            sync.Mutex
 	seq           iter.Seq[V]
 	req           chan bool // true: the next value; false: stop
 	resp          chan pulled[V]
@@ -336,6 +341,8 @@ func (p *pull[V]) run() {
 
 // next is the next value, false at the end; a panic of the sequence panics here.
 func (p *pull[V]) next() (V, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.done {
 		var z V
 		return z, false
@@ -359,6 +366,8 @@ func (p *pull[V]) next() (V, bool) {
 // drop stops the sequence (its deferred calls run) when the Python iterator
 // dies, and waits for it.
 func (p *pull[V]) drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.started && !p.done {
 		p.done = true
 		p.req <- false

@@ -349,3 +349,95 @@ def test_iterators_from_many_threads():
         t.join(timeout=60)
         assert not t.is_alive(), "a thread did not finish"
     assert errors == [] and results == [78] * 200
+
+
+# ---- regressions of the review (each hung, leaked or raised wrongly before) ----------------
+
+@pytest.fixture()
+def no_hang():
+    """A deadlock fails the test (the whole process is dumped and ends) instead of hanging it."""
+    import faulthandler
+    faulthandler.dump_traceback_later(60, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+def test_a_sequence_may_call_python_from_its_goroutine(no_hang):
+    assert list(opmod.map_seq(lambda v: v * 10, 4)) == [0, 10, 20, 30]
+    seen = []
+    it = opmod.defer_seq(lambda v: seen.append(v) or 0)
+    assert [next(it), next(it)] == [0, 1]
+    del it  # its deferred f(-1) runs (calling Python) while the iterator dies
+    gc.collect()
+    assert seen == [-1]
+
+
+def test_a_binary_operand_that_converts_only_by_float_is_the_other_operands_turn():
+    a = Arr.of(np.array([1.0, 2.0]))
+    r = a - np.array([1.0, 1.0])  # NotImplemented, then ndarray.__rsub__ (through a's buffer)
+    assert isinstance(r, np.ndarray) and r.tolist() == [0.0, 1.0]
+
+    class F:
+        def __float__(self):
+            raise TypeError("not a number here")
+
+        def __rmul__(self, other):
+            return "F.__rmul__"
+
+    assert a * F() == "F.__rmul__"
+    assert a.__lshift__(np.int64(1)) is NotImplemented  # an int parameter takes a Python int, as int does
+    assert 1 not in opmod.Table(2) and "k1" in opmod.Table(2)  # __contains__: of no such type, not in it
+
+
+def test_an_iterator_kept_by_its_own_object_is_collected():
+    class Sub(opmod.Table):
+        pass
+
+    for _ in range(20):
+        s = Sub(3)
+        s.it = iter(s)  # a cycle through the Go iterator
+        assert next(s.it) == ("k0", 0.0)
+        del s
+    # no_leaks: every object and pull state is gone after gc.collect()
+
+
+def test_a_callable_raising_in_a_buffer_function_raises_its_own_exception():
+    class Mine(Exception):
+        pass
+
+    err = Mine("from the hook")
+
+    def f(v):
+        raise err
+
+    opmod.hook(f)
+    with pytest.raises(Mine) as e:
+        memoryview(opmod.Hooked())
+    assert e.value is err
+    opmod.hook(lambda v: v)
+    assert bytes(opmod.Hooked()) == b"hi"
+    assert opmod.pinned_buffers() == 0
+
+
+def test_an_empty_buffer_is_fortran_contiguous_too():
+    view = ctypes.create_string_buffer(256)
+    cube = opmod.Cube()
+    assert ctypes.pythonapi.PyObject_GetBuffer(ctypes.py_object(cube), view, ctypes.c_int(0x58)) == 0  # F request
+    ctypes.pythonapi.PyBuffer_Release(view)
+    m = memoryview(cube)
+    assert m.shape == (2, 0, 3) and m.c_contiguous and m.f_contiguous
+    m.release()
+
+
+def test_a_release_gil_function_may_call_python_during_atexit(tmp_path):
+    import subprocess
+    script = tmp_path / "late.py"
+    script.write_text(
+        "import atexit, opmod\n"
+        "def late():\n"
+        "    print('late', opmod.apply_nogil(lambda v: v + 1, 1), flush=True)\n"
+        "atexit.register(late)\n"
+        "print('early', opmod.apply_nogil(lambda v: v, 0), flush=True)\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.split() == ["early", "0", "late", "2"], r.stdout

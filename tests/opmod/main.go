@@ -24,7 +24,14 @@ var module = pyext.NewModule("opmod", "Operators, slices and buffers of pyext cl
 	Def("chunks", chunks, "chunks(x, k)\n--\n\nArrs of k values of x (reflection path).", pyext.ReadOnlyArgs).
 	Def("nothing", pyext.Func0(func() iter.Seq[int] { return nil }), "nothing()\n--\n\nA nil sequence.").
 	Def("stopped", pyext.Func0(func() int { return int(stopped.Load()) }), "stopped()\n--\n\nSequences that ran their deferred calls.").
+	Def("map_seq", pyext.Func2(mapSeq), "map_seq(f, n)\n--\n\nf(0), ..., f(n-1), lazily: the sequence calls Python.").
+	Def("defer_seq", pyext.Func1(deferSeq), "defer_seq(f)\n--\n\n0, 1, ...; f(-1) when it stops.").
+	Def("apply_nogil", pyext.Func2(func(f func(int) int, x int) int { return f(x) }),
+		"apply_nogil(f, x)\n--\n\nf(x), called without the GIL held by the call.", pyext.ReleaseGIL).
+	Def("hook", pyext.Proc1(func(f func(int) int) { hook.Store(&f) }), "hook(f)\n--\n\nKeeps f for Hooked's buffer.").
 	Class(tableClass).
+	Class(hookedClass).
+	Class(cubeClass).
 	Class(arrClass).
 	Class(matClass).
 	Class(bytesClass).
@@ -188,6 +195,44 @@ func chunks(x []float64, k int) iter.Seq[*Arr] {
 	}
 }
 
+func mapSeq(f func(int) int, n int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for i := range n {
+			if !yield(f(i)) {
+				return
+			}
+		}
+	}
+}
+
+func deferSeq(f func(int) int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		defer f(-1)
+		for i := 0; ; i++ {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
+
+// hook is a Python callable kept by Go (hook()), which Hooked's buffer calls.
+var hook atomic.Pointer[func(int) int]
+
+// Hooked's buffer function calls the hooked callable first.
+type Hooked struct{ b []byte }
+
+var hookedClass = pyext.NewClass[Hooked]("Hooked", "Hooked()\n--\n\nA buffer whose function calls Python.").
+	Init(pyext.Func0(func() *Hooked { return &Hooked{b: []byte("hi")} })).
+	Buffer(func(h *Hooked) []byte { (*hook.Load())(1); return h.b }, false)
+
+// Cube is an empty 2×0×3 buffer: C- and Fortran-contiguous at once.
+type Cube struct{}
+
+var cubeClass = pyext.NewClass[Cube]("Cube", "Cube()\n--\n\nAn empty (2, 0, 3) buffer.").
+	Init(pyext.Func0(func() *Cube { return &Cube{} })).
+	Buffer(func(*Cube) ([]float32, []int) { return nil, []int{2, 0, 3} }, false)
+
 // Table maps names to values; iter(table) gives (name, value) in name order.
 type Table struct{ m map[string]float64 }
 
@@ -199,6 +244,8 @@ var tableClass = pyext.NewClass[Table]("Table", "Table(n)\n--\n\nk0..k{n-1} mapp
 		}
 		return t
 	})).
+	Subclassable().
+	Contains(pyext.Func2(func(t *Table, k string) bool { _, ok := t.m[k]; return ok })).
 	Iter(pyext.Seq2(func(t *Table) iter.Seq2[string, float64] {
 		return func(yield func(string, float64) bool) {
 			for _, k := range slices.Sorted(maps.Keys(t.m)) {
