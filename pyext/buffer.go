@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
-	"runtime/debug"
 	"sync/atomic"
 )
 
@@ -72,11 +71,7 @@ func gdlpyGetBuffer(cls C.int, h C.uintptr_t, b *C.gdl_buffer, errBuf *C.char, e
 	classes.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
-			var ok bool
-			if kind, ok = failure(nil, p, errBuf, errLen, exc); !ok {
-				putError(errBuf, errLen, fmt.Sprintf("Go panic in %s's buffer: %v\n%s", ci.name, p, debug.Stack()))
-				kind = C.GDL_ERR_PANIC
-			}
+			kind = recovered(p, ci.name+"'s buffer", errBuf, errLen, exc)
 		}
 	}()
 	bi := ci.buffer

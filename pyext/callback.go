@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"unsafe"
 )
 
@@ -231,6 +232,17 @@ func failure(err error, p any, errBuf *C.char, errLen C.int, exc *C.uintptr_t) (
 	}
 	putError(errBuf, errLen, err.Error())
 	return pyErrKind(err), true
+}
+
+// recovered reports the panic p of an entry point other than a call (what
+// names the Go code that panicked): a Python callable's exception as itself
+// (failure), any other panic as GDL_ERR_PANIC with the Go stack.
+func recovered(p any, what string, errBuf *C.char, errLen C.int, exc *C.uintptr_t) C.int {
+	if kind, ok := failure(nil, p, errBuf, errLen, exc); ok {
+		return kind
+	}
+	putError(errBuf, errLen, fmt.Sprintf("Go panic in %s: %v\n%s", what, p, debug.Stack()))
+	return C.GDL_ERR_PANIC
 }
 
 // pyExcRef is a new reference, for C, to the Python exception err carries

@@ -12,7 +12,6 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -366,11 +365,7 @@ func gdlpyMarshal(h C.uintptr_t, data **C.char, n *C.int64_t, errBuf *C.char, er
 	v := handles.value(uintptr(h))
 	defer func() {
 		if p := recover(); p != nil {
-			var ok bool
-			if kind, ok = failure(nil, p, errBuf, errLen, exc); !ok {
-				putError(errBuf, errLen, fmt.Sprintf("Go panic in %T.MarshalBinary: %v\n%s", v, p, debug.Stack()))
-				kind = C.GDL_ERR_PANIC
-			}
+			kind = recovered(p, fmt.Sprintf("%T.MarshalBinary", v), errBuf, errLen, exc)
 		}
 	}()
 	b, err := v.(encoding.BinaryMarshaler).MarshalBinary()
@@ -391,11 +386,7 @@ func gdlpyUnmarshal(cls C.int, data *C.char, n C.int64_t, h *C.uintptr_t, errBuf
 	classes.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
-			var ok bool
-			if kind, ok = failure(nil, p, errBuf, errLen, exc); !ok {
-				putError(errBuf, errLen, fmt.Sprintf("Go panic in %v.UnmarshalBinary: %v\n%s", ci.ptr, p, debug.Stack()))
-				kind = C.GDL_ERR_PANIC
-			}
+			kind = recovered(p, fmt.Sprintf("%v.UnmarshalBinary", ci.ptr), errBuf, errLen, exc)
 		}
 	}()
 	v := reflect.New(ci.ptr.Elem()).Interface()

@@ -120,19 +120,10 @@ func Seq2[T, K, V any](fn func(*T) iter.Seq2[K, V]) Iterable {
 		if err != nil {
 			return nil, nil, fmt.Errorf("Seq2: %w", err)
 		}
-		iterFn, err := newTyped(ci.name+".__iter__", "", []Option{methodOpt}, []paramSpec{{kind: C.GDL_V_OBJ}}, C.GDL_V_UINT,
-			func(in, out []cValue, _ string) (int, error) {
-				seq := fn(handles.value(uintptr(in[0].i)).(*T))
-				out[0].i = C.int64_t(newHandle(newPull(reflectSeq(reflect.ValueOf(seq)))))
-				return 1, nil
-			})
-		if err != nil {
-			return nil, nil, err
-		}
-		iterFn.typ = reflect.TypeOf(fn)
-		iterFn.self = true
-		fillClasses(iterFn)
-		return iterFn, next, nil
+		iterFn, err := iterFunc(ci, reflect.TypeOf(fn), func(obj any) any {
+			return newPull(reflectSeq(reflect.ValueOf(fn(obj.(*T)))))
+		})
+		return iterFn, next, err
 	}}
 }
 

@@ -262,17 +262,10 @@ func Seq[T, V any](fn func(*T) iter.Seq[V]) Iterable {
 		if err != nil || rc.isErr {
 			return nil, nil, fmt.Errorf("Seq: element type %v: %v", reflect.TypeFor[V](), err)
 		}
-		iterFn, err := newTyped(ci.name+".__iter__", "", []Option{methodOpt}, []paramSpec{{kind: C.GDL_V_OBJ}}, C.GDL_V_UINT,
-			func(in, out []cValue, _ string) (int, error) {
-				out[0].i = C.int64_t(newHandle(newPull(fn(handles.value(uintptr(in[0].i)).(*T)))))
-				return 1, nil
-			})
+		iterFn, err := iterFunc(ci, reflect.TypeOf(fn), func(obj any) any { return newPull(fn(obj.(*T))) })
 		if err != nil {
 			return nil, nil, err
 		}
-		iterFn.typ = reflect.TypeOf(fn)
-		iterFn.self = true
-		fillClasses(iterFn)
 		next, err := newTyped(ci.name+".__next__", "", []Option{ReleaseGIL}, []paramSpec{{kind: C.GDL_V_INT}}, rc.kind,
 			func(in, out []cValue, _ string) (int, error) {
 				p := handles.value(uintptr(in[0].i)).(*pull[V])
@@ -289,6 +282,24 @@ func Seq[T, V any](fn func(*T) iter.Seq[V]) Iterable {
 		fillClasses(next)
 		return iterFn, next, nil
 	}}
+}
+
+// iterFunc is a class's __iter__ (Seq, Seq2): start makes the pull state of
+// the object's sequence, whose handle C keeps in the Python iterator; typ is
+// the method's type, for the stub.
+func iterFunc(ci *classInfo, typ reflect.Type, start func(obj any) any) (*goFunc, error) {
+	f, err := newTyped(ci.name+".__iter__", "", []Option{methodOpt}, []paramSpec{{kind: C.GDL_V_OBJ}}, C.GDL_V_UINT,
+		func(in, out []cValue, _ string) (int, error) {
+			out[0].i = C.int64_t(newHandle(start(handles.value(uintptr(in[0].i)))))
+			return 1, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	f.typ = typ
+	f.self = true
+	fillClasses(f)
+	return f, nil
 }
 
 // pull is a Go iterator being pulled by a Python one: the sequence runs in

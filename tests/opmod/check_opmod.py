@@ -31,6 +31,25 @@ def vals(a):
     return np.asarray(a).tolist()
 
 
+def in_threads(work, n):
+    """Runs work() in n threads at once; fails on any thread's exception or a thread that does not end."""
+    errors = []
+
+    def run():
+        try:
+            work()
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+        assert not t.is_alive(), "a thread did not finish"
+    assert errors == []
+
+
 # ---- binary operators ------------------------------------------------------------
 
 def test_binary_operators_call_go_with_the_operands_in_order():
@@ -269,25 +288,14 @@ def test_classes_without_buffer_refuse_memoryview():
 
 def test_views_from_many_threads():
     a = Arr.of(np.arange(64.0))
-    errors = []
 
     def work():
-        try:
-            for _ in range(300):
-                with memoryview(a) as m:
-                    if m[63] != 63.0:
-                        errors.append(m[63])
-                assert np.asarray(a).sum() == 2016.0
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for _ in range(300):
+            with memoryview(a) as m:
+                assert m[63] == 63.0
+            assert np.asarray(a).sum() == 2016.0
 
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-        assert not t.is_alive(), "a thread did not finish"
-    assert errors == []
+    in_threads(work, 8)
 
 
 # ---- Go sequences as iterators --------------------------------------------------------
@@ -333,22 +341,14 @@ def test_a_panic_in_a_sequence_is_a_runtime_error_and_a_nil_one_a_value_error():
 
 
 def test_iterators_from_many_threads():
-    results, errors = [], []
+    results = []
 
     def work():
-        try:
-            for _ in range(50):
-                results.append(sum(opmod.countdown(12)))
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for _ in range(50):
+            results.append(sum(opmod.countdown(12)))
 
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-        assert not t.is_alive(), "a thread did not finish"
-    assert errors == [] and results == [78] * 200
+    in_threads(work, 4)
+    assert results == [78] * 200
 
 
 # ---- regressions of the review (each hung, leaked or raised wrongly before) ----------------
