@@ -250,7 +250,7 @@ type Iterable struct {
 
 // Seq makes fn, a method returning an iter.Seq[V] (func(*T) iter.Seq[V]),
 // the iteration of the class's objects for Class.Iter: each iter(obj) calls
-// fn and pulls its values (iter.Pull) one per __next__, converted as a
+// fn and pulls its values (pull, below) one per __next__, converted as a
 // result of type V. An iterator left unfinished stops the sequence when it
 // is freed.
 func Seq[T, V any](fn func(*T) iter.Seq[V]) Iterable {
