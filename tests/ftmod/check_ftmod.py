@@ -44,5 +44,6 @@ def test_eight_threads_share_the_argument_pool():
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(timeout=60)
+        assert not t.is_alive(), "a thread did not finish"
     assert errors == []
