@@ -276,3 +276,14 @@ func TestFirst(t *testing.T) {
 	tt := godlpack.Tensor{Data: unsafe.Pointer(&buf[0]), ByteOffset: 5}
 	assert.Equal(t, unsafe.Pointer(&buf[5]), tt.First())
 }
+
+// A Tensor is a multiple of 16 bytes (80), so that Go copies it in whole
+// 16-byte moves: a copy that ended in two overlapping moves (at 88 bytes)
+// made the next copy of it stall on store forwarding.
+func TestTensorSizeIsWholeSixteenByteMoves(t *testing.T) {
+	want := uintptr(80) // 64-bit platforms; 52 on 32-bit ones
+	if unsafe.Sizeof(uintptr(0)) == 4 {
+		want = 52
+	}
+	assert.Equal(t, want, unsafe.Sizeof(godlpack.Tensor{}))
+}

@@ -20,7 +20,7 @@ func TestArenaSlicesAreDisjointAndCapacityLimited(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				d := int64Arena.take(1 + i%7)
+				d := int64Arena.take(1+i%7, false)
 				for k := range d {
 					d[k] = int64(w*each + i)
 				}
@@ -38,6 +38,6 @@ func TestArenaSlicesAreDisjointAndCapacityLimited(t *testing.T) {
 			}
 		}
 	}
-	big := int64Arena.take(100)
+	big := int64Arena.take(100, false)
 	assert.Len(t, big, 100)
 }

@@ -23,13 +23,15 @@ enum {
 /* A godlpack.Tensor argument read from an exact NumPy array's fields: the
  * managed tensor NumPy's __dlpack__ would export, without the capsule and
  * the Python call. Up to NP_TENSORS such arguments a call, of up to
- * NP_TENSOR_NDIM dimensions (the rest take the DLPack path). */
+ * GDL_NP_TENSOR_NDIM dimensions (the rest take the DLPack path). */
 #define NP_TENSORS 2
-#define NP_TENSOR_NDIM 8
 typedef struct {
   DLManagedTensorVersioned m;
-  int64_t strides[NP_TENSOR_NDIM];
+  int64_t strides[GDL_NP_TENSOR_NDIM];
+  gdl_tensor_image img; /* when the block had room (serial calls only) */
 } np_tensor;
+
+gdl_shape_block gdl_tensor_block; /* with the GIL; Go refills it */
 
 /* One call's arguments: the values for Go, and what C holds for them. */
 typedef struct {
@@ -150,8 +152,9 @@ static int immutable_producer(PyObject* obj) {
  * returns, as a capsule would hold it. */
 static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   const np_array* x = (const np_array*)obj;
-  gdl_elem want = fn->elem[i], got = np_elem(x->descr);
-  if (got.code != want.code || got.bits != want.bits || !(x->flags & NP_C_CONTIGUOUS) || !(x->flags & NP_ALIGNED) ||
+  gdl_elem want = fn->elem[i];
+  const gdl_elem* got = np_elem_ref(x->descr);
+  if (got->code != want.code || got->bits != want.bits || !(x->flags & NP_C_CONTIGUOUS) || !(x->flags & NP_ALIGNED) ||
       (!(x->flags & NP_WRITEABLE) && writes(fn, i)) || x->nd > GDL_MAX_NDIM)
     return 0;
   int64_t n = 1;
@@ -173,28 +176,65 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
  * export accepts alike in NumPy 1.x and 2.x: a built-in numeric dtype in
  * native byte order, strides in whole elements, writable (NumPy 2 flags
  * read-only arrays, NumPy 1 refuses them). Otherwise 0: the DLPack path. */
+/* Writes t's image, its shape and strides copied into Go's pinned block:
+ * only while the GIL serializes conversions (serial), and when the block
+ * has room (Go refills it after converting one without). */
+static void np_tensor_image(np_tensor* t, const np_array* x, gdl_value* v) {
+  gdl_shape_block* b = &gdl_tensor_block;
+  int nd = x->nd;
+  if (!v->serial || b->base == NULL || b->used + 2 * nd > b->cap) return;
+  int64_t* d = b->base + b->used;
+  b->used += 2 * nd;
+  for (int k = 0; k < nd; k++) {
+    d[k] = x->dimensions[k];
+    d[nd + k] = t->strides[k];
+  }
+  gdl_tensor_image* m = &t->img;
+  m->data = (uintptr_t)x->data >= GDL_MIN_DATA_ADDRESS ? x->data : NULL;
+  m->shape = nd ? d : b->base; /* 0-d: empty, not nil, and within the block */
+  m->shape_len = m->shape_cap = nd;
+  m->strides = nd ? d + nd : NULL;
+  m->strides_len = m->strides_cap = nd;
+  m->code = t->m.dl_tensor.dtype.code;
+  m->bits = t->m.dl_tensor.dtype.bits;
+  m->lanes = 1;
+  m->device_type = kDLCPU;
+  m->device_id = 0;
+  m->byte_offset = 0;
+  m->read_only = 0;
+  v->img = m;
+}
+
 static int np_tensor_arg(int i, PyObject* obj, call_args* a) {
   const np_array* x = (const np_array*)obj;
-  gdl_elem e = np_elem(x->descr);
-  if (e.bits == 0 || !(x->flags & NP_WRITEABLE) || x->nd > NP_TENSOR_NDIM || a->ntensors == NP_TENSORS) return 0;
+  const gdl_elem* e = np_elem_ref(x->descr);
+  if (e->bits == 0 || !(x->flags & NP_WRITEABLE) || x->nd > GDL_NP_TENSOR_NDIM || a->ntensors == NP_TENSORS) return 0;
   np_tensor* t = &a->tensors[a->ntensors];
-  int64_t isz = e.bits / 8;
+  int sh = np_shift(e->bits / 8);
+  int64_t rem = 0;
   for (int k = 0; k < x->nd; k++) {
-    if (x->strides[k] % isz != 0) return 0;
-    t->strides[k] = x->strides[k] / isz;
+    rem |= x->strides[k] & ((1 << sh) - 1); /* whole elements: NumPy's __dlpack__ refuses the rest */
+    t->strides[k] = x->strides[k] >> sh;   /* exact (an arithmetic shift of a multiple) */
   }
-  memset(&t->m, 0, sizeof t->m);
-  t->m.version.major = 1;
-  t->m.dl_tensor.data = x->data;
-  t->m.dl_tensor.device = (DLDevice){kDLCPU, 0};
-  t->m.dl_tensor.ndim = x->nd;
-  t->m.dl_tensor.dtype = (DLDataType){e.code, e.bits, 1};
-  t->m.dl_tensor.shape = x->nd ? (int64_t*)x->dimensions : NULL;
-  t->m.dl_tensor.strides = x->nd ? t->strides : NULL;
+  if (rem != 0) return 0;
+  DLManagedTensorVersioned* m = &t->m; /* field by field: no memset call */
+  m->version.major = 1;
+  m->version.minor = 0;
+  m->manager_ctx = NULL;
+  m->deleter = NULL;
+  m->flags = 0;
+  m->dl_tensor.data = x->data;
+  m->dl_tensor.device = (DLDevice){kDLCPU, 0};
+  m->dl_tensor.ndim = x->nd;
+  m->dl_tensor.dtype = (DLDataType){e->code, e->bits, 1};
+  m->dl_tensor.shape = x->nd ? (int64_t*)x->dimensions : NULL;
+  m->dl_tensor.strides = x->nd ? t->strides : NULL;
+  m->dl_tensor.byte_offset = 0;
   a->ntensors++;
   gdl_value* v = &a->v[i];
-  v->p = &t->m;
+  v->p = m;
   v->versioned = 1;
+  np_tensor_image(t, x, v);
   a->held[i] = Py_NewRef(obj);
   a->how[i] = ARG_HELD;
   a->arrays = 1;
@@ -539,6 +579,8 @@ PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h) {
   a.v[0].p = NULL;
   a.v[0].data = NULL;
   a.v[0].versioned = 0;
+  a.v[0].serial = 0;
+  a.v[0].img = NULL;
   a.v[0].i = (int64_t)h;
   a.how[0] = ARG_NONE;
   a.arrays = 0;
@@ -568,10 +610,17 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
     argv = slot;
   }
   call_args a; /* only the first nparams entries are used: no more is cleared */
+#ifdef Py_GIL_DISABLED
+  int serial = 0;
+#else
+  int serial = !fn->release_gil;
+#endif
   for (int i = 0; i < fn->nparams; i++) { /* what Go reads of any argument (arraySpans): no memset call */
     a.v[i].p = NULL;
     a.v[i].data = NULL;
     a.v[i].versioned = 0;
+    a.v[i].serial = serial;
+    a.v[i].img = NULL;
     a.how[i] = ARG_NONE;
   }
   a.arrays = 0;

@@ -37,12 +37,48 @@ typedef struct {
   int64_t n;
   void* p;
   int versioned;
+  /* 1: Go converts this argument while the GIL is held, which serializes
+   * every conversion (arena.go takes shapes without atomics); 0 on a
+   * free-threaded build, without the GIL (ReleaseGIL) and by default. */
+  int serial;
   void* data;
   /* A parameter with requirements (ext_arrays.h): C's state for the
    * argument, a gdl_view first (for an NDArray, data is its lowest element
    * and i the bytes it spans). */
   void* st;
+  /* A godlpack.Tensor argument: its gdl_tensor_image, or NULL (Go converts p). */
+  void* img;
 } gdl_value;
+
+/* A godlpack.Tensor argument as Go lays it out (tensorarg.go checks the
+ * offsets), written by C from an exact NumPy array's fields while the GIL
+ * serializes conversions: Go passes it to the function as it is. shape and
+ * strides point into gdl_tensor_block, Go memory, which Go pinned. */
+typedef struct {
+  void* data;
+  int64_t* shape;
+  int64_t shape_len, shape_cap;
+  int64_t* strides;
+  int64_t strides_len, strides_cap;
+  uint8_t code, bits;
+  uint16_t lanes;
+  int32_t device_type, device_id;
+  uint8_t read_only;
+  uint64_t byte_offset;
+} gdl_tensor_image;
+
+/* The most dimensions of a godlpack.Tensor argument ext.c reads from an
+ * exact NumPy array's fields (more take the DLPack path). */
+#define GDL_NP_TENSOR_NDIM 8
+
+/* The Go block (a pinned [512]int64) that C copies Tensor arguments' shapes
+ * and strides into, a slice at a time, under the GIL; Go replaces a full one
+ * (tensorarg.go). base NULL: none yet. */
+typedef struct {
+  int64_t* base;
+  int32_t used, cap;
+} gdl_shape_block;
+extern gdl_shape_block gdl_tensor_block;
 
 /* One call of a Go function, passed to Go as one pointer (one cgo
  * argument: the export wrapper copies no more). Go sets nout and, on

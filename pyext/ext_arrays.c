@@ -141,10 +141,13 @@ static void fill_view(gdl_value* v, arg_state* st, const gdl_req* r, char* data,
     else hi += e;
   }
   v->n = n;
-  st->view.ndim = nd;
-  st->view.shape = st->shape;
-  st->view.strides = st->estrides;
-  st->view.off = 0;
+  gdl_view* w = &st->view;
+  w->shape = st->shape;
+  w->strides = st->estrides;
+  w->shape_len = w->shape_cap = w->strides_len = w->strides_cap = nd;
+  w->off = 0;
+  w->buf = NULL;
+  w->buf_len = w->buf_cap = 0;
   if (n == 0) {
     v->data = NULL;
     v->i = 0;
@@ -157,7 +160,9 @@ static void fill_view(gdl_value* v, arg_state* st, const gdl_req* r, char* data,
   }
   v->data = data + lo;
   v->i = hi - lo + (int64_t)st->isz;
-  st->view.off = -lo >> shift;
+  w->off = -lo >> shift;
+  w->buf = v->data;
+  w->buf_len = w->buf_cap = v->i >> shift;
 }
 
 static PyObject* numpy_module(void) {
@@ -517,7 +522,7 @@ int gdl_req_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
   st->tmp = NULL;
   st->back = NULL;
   st->nd = 0;
-  st->view.ndim = 0;
+  st->view.shape_len = 0;
   v->st = st;
   const gdl_req* r = fn->req[i];
   if (r->view != GDL_VIEW_TENSOR && exact_ndarray(obj) && take_ndarray(fn, i, r, obj, v, st)) return 0;

@@ -29,13 +29,18 @@
 #define GDL_VIEW_SLICE 1  /* []T: data, n, i */
 #define GDL_VIEW_ND 2     /* NDArray[T]: data, i, n, ndim, shape, strides, off */
 
-/* How an NDArray argument's elements lie (the start of gdl_value.st): Go
- * reads it. */
+/* An NDArray argument (the start of gdl_value.st), laid out as Go's
+ * pyext.NDArray[T] on a 64-bit platform (ndarray.go checks the offsets), so
+ * that Go passes C's view to the function as it is: one copy, from memory
+ * written before the call into Go. */
 typedef struct {
-  int32_t ndim;
-  const int64_t* shape;
-  const int64_t* strides; /* elements */
-  int64_t off;            /* element (0, ..., 0), in elements from gdl_value.data */
+  void* buf;                    /* the lowest element the view reaches, NULL when empty */
+  int64_t buf_len, buf_cap;     /* elements from buf */
+  int64_t off;                  /* buf index of element (0, ..., 0) */
+  const int64_t* shape;         /* never NULL (an empty slice for 0-d) */
+  int64_t shape_len, shape_cap; /* ndim */
+  const int64_t* strides;       /* elements */
+  int64_t strides_len, strides_cap;
 } gdl_view;
 
 /* One parameter's requirements, made by Go when the function is defined and

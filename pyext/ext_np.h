@@ -45,29 +45,39 @@ static inline int is_ndarray(PyObject* obj) {
 }
 
 /* The element type of NumPy's built-in numeric type numbers (NPY_BOOL...
- * NPY_CDOUBLE, NPY_HALF) in native byte order; {0, 0} for any other. */
-static inline gdl_elem np_elem(const np_descr* d) {
-  gdl_elem none = {0, 0};
-  if (d->byteorder != '=' && d->byteorder != '|') return none;
-  switch (d->type_num) {
-    case 0: return (gdl_elem){kDLBool, 8};
-    case 1: return (gdl_elem){kDLInt, 8};
-    case 2: return (gdl_elem){kDLUInt, 8};
-    case 3: return (gdl_elem){kDLInt, 8 * sizeof(short)};
-    case 4: return (gdl_elem){kDLUInt, 8 * sizeof(short)};
-    case 5: return (gdl_elem){kDLInt, 8 * sizeof(int)};
-    case 6: return (gdl_elem){kDLUInt, 8 * sizeof(int)};
-    case 7: return (gdl_elem){kDLInt, 8 * sizeof(long)};
-    case 8: return (gdl_elem){kDLUInt, 8 * sizeof(long)};
-    case 9: return (gdl_elem){kDLInt, 8 * sizeof(long long)};
-    case 10: return (gdl_elem){kDLUInt, 8 * sizeof(long long)};
-    case 11: return (gdl_elem){kDLFloat, 32};
-    case 12: return (gdl_elem){kDLFloat, 64};
-    case 14: return (gdl_elem){kDLComplex, 64};
-    case 15: return (gdl_elem){kDLComplex, 128};
-    case 23: return (gdl_elem){kDLFloat, 16};
-  }
-  return none;
+ * NPY_CDOUBLE, NPY_HALF) in native byte order; {0, 0} for any other. A
+ * table, inlined: the callers read its bytes as loaded (a gdl_elem returned
+ * in a register and stored byte by byte cost a store-forwarding stall). */
+static const gdl_elem np_elems[24] = {
+    [0] = {kDLBool, 8},
+    [1] = {kDLInt, 8},
+    [2] = {kDLUInt, 8},
+    [3] = {kDLInt, 8 * sizeof(short)},
+    [4] = {kDLUInt, 8 * sizeof(short)},
+    [5] = {kDLInt, 8 * sizeof(int)},
+    [6] = {kDLUInt, 8 * sizeof(int)},
+    [7] = {kDLInt, 8 * sizeof(long)},
+    [8] = {kDLUInt, 8 * sizeof(long)},
+    [9] = {kDLInt, 8 * sizeof(long long)},
+    [10] = {kDLUInt, 8 * sizeof(long long)},
+    [11] = {kDLFloat, 32},
+    [12] = {kDLFloat, 64},
+    [14] = {kDLComplex, 64},
+    [15] = {kDLComplex, 128},
+    [23] = {kDLFloat, 16},
+};
+
+static inline __attribute__((always_inline)) const gdl_elem* np_elem_ref(const np_descr* d) {
+  static const gdl_elem none = {0, 0};
+  unsigned t = (unsigned)d->type_num;
+  if ((d->byteorder != '=' && d->byteorder != '|') || t >= sizeof np_elems / sizeof np_elems[0]) return &none;
+  return &np_elems[t];
 }
+
+static inline __attribute__((always_inline)) gdl_elem np_elem(const np_descr* d) { return *np_elem_ref(d); }
+
+/* log2 of an element size in bytes (1, 2, 4, 8 or 16): strides divide by
+ * shifting (an idiv per dimension was a tenth of a Tensor argument). */
+static inline int np_shift(int64_t isz) { return __builtin_ctzll((unsigned long long)isz); }
 
 #endif

@@ -236,24 +236,51 @@ func ndArg[T godlpack.Element](v *C.gdl_value, _ string, _ int) (NDArray[T], err
 	return ndOf[T](v), nil
 }
 
-// ndOf is an NDArray argument as C checked and described it (ext_arrays.c).
-func ndOf[T godlpack.Element](v *C.gdl_value) NDArray[T] {
+// ndImaged: NDArray[T] has the layout of C's gdl_view (a 64-bit int), so
+// that C's view is the argument itself (ndarray_layout_test.go checks it).
+const ndImaged = unsafe.Sizeof(int(0)) == 8
+
+func init() {
+	if ndImaged && !ndLayoutMatches() {
+		panic("pyext: NDArray's layout differs from C's gdl_view")
+	}
+}
+
+// ndLayoutMatches compares NDArray's fields with C's view.
+func ndLayoutMatches() bool {
+	var a NDArray[float64]
+	var w C.gdl_view
+	return unsafe.Sizeof(a) == unsafe.Sizeof(w) && unsafe.Offsetof(a.off) == unsafe.Offsetof(w.off) &&
+		unsafe.Offsetof(a.shape) == unsafe.Offsetof(w.shape) && unsafe.Offsetof(a.strides) == unsafe.Offsetof(w.strides)
+}
+
+// ndRef is an NDArray argument as C checked and described it
+// (ext_arrays.c): C's view itself, whose shape and strides are C's arrays and
+// whose buf the argument's memory, all of which live until the call returns,
+// as the view may. A 32-bit build converts it into *tmp.
+func ndRef[T godlpack.Element](v *C.gdl_value, tmp *NDArray[T]) *NDArray[T] {
+	if ndImaged {
+		return (*NDArray[T])(v.st)
+	}
 	w := (*C.gdl_view)(v.st)
-	nd := int(w.ndim)
-	dims := intArena.take(2 * nd)
-	a := NDArray[T]{off: int(w.off), shape: dims[:nd:nd], strides: dims[nd:]}
-	if nd > 0 {
-		sh := unsafe.Slice((*int64)(unsafe.Pointer(w.shape)), nd)
-		st := unsafe.Slice((*int64)(unsafe.Pointer(w.strides)), nd)
-		for k := 0; k < nd; k++ {
-			dims[k], dims[nd+k] = int(sh[k]), int(st[k])
-		}
+	nd := int(w.shape_len)
+	dims := make([]int, 2*nd)
+	sh := unsafe.Slice((*int64)(unsafe.Pointer(w.shape)), nd)
+	st := unsafe.Slice((*int64)(unsafe.Pointer(w.strides)), nd)
+	for k := 0; k < nd; k++ {
+		dims[k], dims[nd+k] = int(sh[k]), int(st[k]) // validated: they fit
 	}
-	var z T
-	if v.data != nil && v.i > 0 {
-		a.buf = unsafe.Slice((*T)(v.data), int(v.i)/int(unsafe.Sizeof(z)))
+	*tmp = NDArray[T]{off: int(w.off), shape: dims[:nd:nd], strides: dims[nd:]}
+	if w.buf != nil {
+		tmp.buf = unsafe.Slice((*T)(w.buf), int(w.buf_len))
 	}
-	return a
+	return tmp
+}
+
+// ndOf is the NDArray argument v.
+func ndOf[T godlpack.Element](v *C.gdl_value) NDArray[T] {
+	var tmp NDArray[T]
+	return *ndRef(v, &tmp)
 }
 
 // ndElemOf is C's element record for an NDArray parameter type.

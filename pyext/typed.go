@@ -48,7 +48,83 @@ type argConv[A any] struct {
 	kind byte
 	elem C.gdl_elem // what C checks a typed-slice argument against
 	arr  *arrayType // a registered array type (arraytype.go)
+	fast fastConv   // into's own conversion, or fastNone: conv's
 	conv func(v *C.gdl_value, name string, i int) (A, error)
+}
+
+// fastConv names the conversions into makes itself, with no call through
+// a func value: through one, the destination would escape to the heap (an
+// allocation per call), and a large argument (a godlpack.Tensor) was copied
+// once per hop, each copy stalling on the stores just before it.
+type fastConv uint8
+
+const (
+	fastNone    fastConv = iota
+	fastFloat64          // float64: v.f
+	fastFloat32          // float32: v.f, which C range-checked
+	fastInt64            // int64: v.i
+	fastInt              // int: v.i
+	fastBool             // bool: v.i != 0
+	fastSlice            // []E of an element type: data, n elements (sliceOf)
+	fastTensor           // godlpack.Tensor (tensorArg)
+	fastObj              // *T of a Go class: its handle's value
+	fastND               // NDArray[T]: C's view (ndRef)
+)
+
+// ref is argument i (v) as the function takes it: *tmp, which into
+// converted, or C's own image of the argument, which into leaves alone (an
+// NDArray's view, a Tensor from NumPy's fields, on a 64-bit platform),
+// written before the call into Go. The typed wrappers pass *ref to the function: one copy, from memory at
+// rest (a large argument copied right after its fields were stored stalls on
+// store forwarding). Small enough to inline.
+func (ac *argConv[A]) ref(v *C.gdl_value, tmp *A) *A {
+	if ac.fast == fastND && ndImaged {
+		return (*A)(v.st)
+	}
+	if ac.fast == fastTensor && v.img != nil {
+		return (*A)(v.img)
+	}
+	return tmp
+}
+
+// into converts argument i (v) into *dst, which the typed wrappers keep on
+// their stack.
+func (ac *argConv[A]) into(v *C.gdl_value, name string, i int, dst *A) (err error) {
+	p := unsafe.Pointer(dst)
+	switch ac.fast {
+	case fastFloat64:
+		*(*float64)(p) = float64(v.f)
+	case fastFloat32:
+		*(*float32)(p) = float32(v.f)
+	case fastInt64:
+		*(*int64)(p) = int64(v.i)
+	case fastInt:
+		*(*int)(p) = int(v.i)
+	case fastBool:
+		*(*bool)(p) = v.i != 0
+	case fastSlice:
+		// A slice's header does not depend on its element type: ([]byte
+		// of n) has the header of ([]E of n), which C checked the memory
+		// holds (sliceOf).
+		if v.n == 0 {
+			*(*[]byte)(p) = []byte{}
+		} else {
+			*(*[]byte)(p) = unsafe.Slice((*byte)(v.data), int(v.n))
+		}
+	case fastTensor:
+		if v.img == nil { // else C's image is the argument (ref)
+			tensorInto((*godlpack.Tensor)(p), v)
+		}
+	case fastObj:
+		*dst = handles.value(uintptr(v.i)).(A)
+	case fastND:
+		if !ndImaged {
+			*dst, err = ac.conv(v, name, i)
+		}
+	default:
+		*dst, err = ac.conv(v, name, i)
+	}
+	return err
 }
 
 type resConv[R any] struct {
@@ -70,7 +146,7 @@ func argOf[A any]() (argConv[A], error) {
 	ac := argConv[A]{kind: kind, elem: elemOf(t)}
 	var z A
 	if kind == C.GDL_V_OBJ { // a *T of a Go class (class.go): its handle, no reflection
-		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return handles.value(uintptr(v.i)).(A), nil }
+		ac.fast = fastObj
 		return ac, nil
 	}
 	if at := arrayTypeOf(t); at != nil { // no reflection: View's T, boxed
@@ -84,29 +160,19 @@ func argOf[A any]() (argConv[A], error) {
 	}
 	switch any(z).(type) {
 	case float64:
-		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return as[A](float64(v.f)), nil }
+		ac.fast = fastFloat64
 	case float32:
-		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return as[A](float32(v.f)), nil }
+		ac.fast = fastFloat32
 	case int64:
-		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return as[A](int64(v.i)), nil }
+		ac.fast = fastInt64
 	case int:
-		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return as[A](int(v.i)), nil }
+		ac.fast = fastInt
 	case bool:
-		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return as[A](v.i != 0), nil }
-	case []float64:
-		ac.conv = sliceArg[A, float64]
-	case []float32:
-		ac.conv = sliceArg[A, float32]
-	case []int64:
-		ac.conv = sliceArg[A, int64]
-	case []int32:
-		ac.conv = sliceArg[A, int32]
-	case []uint8:
-		ac.conv = sliceArg[A, uint8]
-	case []complex128:
-		ac.conv = sliceArg[A, complex128]
+		ac.fast = fastBool
+	case []float64, []float32, []int64, []int32, []uint8, []complex128:
+		ac.fast = fastSlice
 	case godlpack.Tensor:
-		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return as[A](tensorArg(v)), nil }
+		ac.fast = fastTensor
 	case *consumer.Tensor:
 		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) {
 			ct, err := borrowArg(v)
@@ -114,7 +180,7 @@ func argOf[A any]() (argConv[A], error) {
 		}
 	default:
 		if c, ok := ndConv[A](); ok { // an NDArray (ndarray.go)
-			ac.conv = c
+			ac.fast, ac.conv = fastND, c
 			break
 		}
 		// Everything else (other widths, named types, strings) goes through
@@ -128,11 +194,6 @@ func argOf[A any]() (argConv[A], error) {
 		}
 	}
 	return ac, nil
-}
-
-// sliceArg converts a typed-slice argument to A, which is []E.
-func sliceArg[A any, E godlpack.Element](v *C.gdl_value, _ string, _ int) (A, error) {
-	return as[A](sliceOf[E](v)), nil
 }
 
 func resOf[R any]() (resConv[R], error) {

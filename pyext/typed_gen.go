@@ -15,7 +15,8 @@ func Func0[R any](fn func() R) Typed {
 			return nil, typedErr("result", 1, err)
 		}
 		return newTyped(name, doc, opts, nil, rc.kind, func(in, out []cValue, _ string) (int, error) {
-			return putResult(rc, fn(), out, in)
+			r := fn()
+			return putResult(rc, r, out, in)
 		})
 	}}
 }
@@ -32,11 +33,13 @@ func Func1[A, R any](fn func(A) R) Typed {
 			return nil, typedErr("result", 1, err)
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			return putResult(rc, fn(a), out, in)
+			a := ca.ref(&in[0], &ta)
+			r := fn(*a)
+			return putResult(rc, r, out, in)
 		})
 	}}
 }
@@ -57,15 +60,18 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 			return nil, typedErr("result", 1, err)
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			return putResult(rc, fn(a, b), out, in)
+			b := cb.ref(&in[1], &tb)
+			r := fn(*a, *b)
+			return putResult(rc, r, out, in)
 		})
 	}}
 }
@@ -90,19 +96,23 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 			return nil, typedErr("result", 1, err)
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			return putResult(rc, fn(a, b, c), out, in)
+			c := cc.ref(&in[2], &tc)
+			r := fn(*a, *b, *c)
+			return putResult(rc, r, out, in)
 		})
 	}}
 }
@@ -131,23 +141,28 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 			return nil, typedErr("result", 1, err)
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			d, err := cd.conv(&in[3], name, 3)
-			if err != nil {
+			c := cc.ref(&in[2], &tc)
+			var td D
+			if err := cd.into(&in[3], name, 3, &td); err != nil {
 				return 0, err
 			}
-			return putResult(rc, fn(a, b, c, d), out, in)
+			d := cd.ref(&in[3], &td)
+			r := fn(*a, *b, *c, *d)
+			return putResult(rc, r, out, in)
 		})
 	}}
 }
@@ -180,27 +195,33 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 			return nil, typedErr("result", 1, err)
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			d, err := cd.conv(&in[3], name, 3)
-			if err != nil {
+			c := cc.ref(&in[2], &tc)
+			var td D
+			if err := cd.into(&in[3], name, 3, &td); err != nil {
 				return 0, err
 			}
-			e, err := ce.conv(&in[4], name, 4)
-			if err != nil {
+			d := cd.ref(&in[3], &td)
+			var te E
+			if err := ce.into(&in[4], name, 4, &te); err != nil {
 				return 0, err
 			}
-			return putResult(rc, fn(a, b, c, d, e), out, in)
+			e := ce.ref(&in[4], &te)
+			r := fn(*a, *b, *c, *d, *e)
+			return putResult(rc, r, out, in)
 		})
 	}}
 }
@@ -237,31 +258,38 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 			return nil, typedErr("result", 1, err)
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			d, err := cd.conv(&in[3], name, 3)
-			if err != nil {
+			c := cc.ref(&in[2], &tc)
+			var td D
+			if err := cd.into(&in[3], name, 3, &td); err != nil {
 				return 0, err
 			}
-			e, err := ce.conv(&in[4], name, 4)
-			if err != nil {
+			d := cd.ref(&in[3], &td)
+			var te E
+			if err := ce.into(&in[4], name, 4, &te); err != nil {
 				return 0, err
 			}
-			f, err := cf.conv(&in[5], name, 5)
-			if err != nil {
+			e := ce.ref(&in[4], &te)
+			var tf F
+			if err := cf.into(&in[5], name, 5, &tf); err != nil {
 				return 0, err
 			}
-			return putResult(rc, fn(a, b, c, d, e, f), out, in)
+			f := cf.ref(&in[5], &tf)
+			r := fn(*a, *b, *c, *d, *e, *f)
+			return putResult(rc, r, out, in)
 		})
 	}}
 }
@@ -302,35 +330,43 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 			return nil, typedErr("result", 1, err)
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			d, err := cd.conv(&in[3], name, 3)
-			if err != nil {
+			c := cc.ref(&in[2], &tc)
+			var td D
+			if err := cd.into(&in[3], name, 3, &td); err != nil {
 				return 0, err
 			}
-			e, err := ce.conv(&in[4], name, 4)
-			if err != nil {
+			d := cd.ref(&in[3], &td)
+			var te E
+			if err := ce.into(&in[4], name, 4, &te); err != nil {
 				return 0, err
 			}
-			f, err := cf.conv(&in[5], name, 5)
-			if err != nil {
+			e := ce.ref(&in[4], &te)
+			var tf F
+			if err := cf.into(&in[5], name, 5, &tf); err != nil {
 				return 0, err
 			}
-			g, err := cg.conv(&in[6], name, 6)
-			if err != nil {
+			f := cf.ref(&in[5], &tf)
+			var tg G
+			if err := cg.into(&in[6], name, 6, &tg); err != nil {
 				return 0, err
 			}
-			return putResult(rc, fn(a, b, c, d, e, f, g), out, in)
+			g := cg.ref(&in[6], &tg)
+			r := fn(*a, *b, *c, *d, *e, *f, *g)
+			return putResult(rc, r, out, in)
 		})
 	}}
 }
@@ -375,39 +411,48 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			return nil, typedErr("result", 1, err)
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			d, err := cd.conv(&in[3], name, 3)
-			if err != nil {
+			c := cc.ref(&in[2], &tc)
+			var td D
+			if err := cd.into(&in[3], name, 3, &td); err != nil {
 				return 0, err
 			}
-			e, err := ce.conv(&in[4], name, 4)
-			if err != nil {
+			d := cd.ref(&in[3], &td)
+			var te E
+			if err := ce.into(&in[4], name, 4, &te); err != nil {
 				return 0, err
 			}
-			f, err := cf.conv(&in[5], name, 5)
-			if err != nil {
+			e := ce.ref(&in[4], &te)
+			var tf F
+			if err := cf.into(&in[5], name, 5, &tf); err != nil {
 				return 0, err
 			}
-			g, err := cg.conv(&in[6], name, 6)
-			if err != nil {
+			f := cf.ref(&in[5], &tf)
+			var tg G
+			if err := cg.into(&in[6], name, 6, &tg); err != nil {
 				return 0, err
 			}
-			h, err := ch.conv(&in[7], name, 7)
-			if err != nil {
+			g := cg.ref(&in[6], &tg)
+			var th H
+			if err := ch.into(&in[7], name, 7, &th); err != nil {
 				return 0, err
 			}
-			return putResult(rc, fn(a, b, c, d, e, f, g, h), out, in)
+			h := ch.ref(&in[7], &th)
+			r := fn(*a, *b, *c, *d, *e, *f, *g, *h)
+			return putResult(rc, r, out, in)
 		})
 	}}
 }
@@ -441,11 +486,12 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			r, err := fn(a)
+			a := ca.ref(&in[0], &ta)
+			r, err := fn(*a)
 			if err != nil {
 				return 0, err
 			}
@@ -470,15 +516,17 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			r, err := fn(a, b)
+			b := cb.ref(&in[1], &tb)
+			r, err := fn(*a, *b)
 			if err != nil {
 				return 0, err
 			}
@@ -507,19 +555,22 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			r, err := fn(a, b, c)
+			c := cc.ref(&in[2], &tc)
+			r, err := fn(*a, *b, *c)
 			if err != nil {
 				return 0, err
 			}
@@ -552,23 +603,27 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			d, err := cd.conv(&in[3], name, 3)
-			if err != nil {
+			c := cc.ref(&in[2], &tc)
+			var td D
+			if err := cd.into(&in[3], name, 3, &td); err != nil {
 				return 0, err
 			}
-			r, err := fn(a, b, c, d)
+			d := cd.ref(&in[3], &td)
+			r, err := fn(*a, *b, *c, *d)
 			if err != nil {
 				return 0, err
 			}
@@ -605,27 +660,32 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			d, err := cd.conv(&in[3], name, 3)
-			if err != nil {
+			c := cc.ref(&in[2], &tc)
+			var td D
+			if err := cd.into(&in[3], name, 3, &td); err != nil {
 				return 0, err
 			}
-			e, err := ce.conv(&in[4], name, 4)
-			if err != nil {
+			d := cd.ref(&in[3], &td)
+			var te E
+			if err := ce.into(&in[4], name, 4, &te); err != nil {
 				return 0, err
 			}
-			r, err := fn(a, b, c, d, e)
+			e := ce.ref(&in[4], &te)
+			r, err := fn(*a, *b, *c, *d, *e)
 			if err != nil {
 				return 0, err
 			}
@@ -666,31 +726,37 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			d, err := cd.conv(&in[3], name, 3)
-			if err != nil {
+			c := cc.ref(&in[2], &tc)
+			var td D
+			if err := cd.into(&in[3], name, 3, &td); err != nil {
 				return 0, err
 			}
-			e, err := ce.conv(&in[4], name, 4)
-			if err != nil {
+			d := cd.ref(&in[3], &td)
+			var te E
+			if err := ce.into(&in[4], name, 4, &te); err != nil {
 				return 0, err
 			}
-			f, err := cf.conv(&in[5], name, 5)
-			if err != nil {
+			e := ce.ref(&in[4], &te)
+			var tf F
+			if err := cf.into(&in[5], name, 5, &tf); err != nil {
 				return 0, err
 			}
-			r, err := fn(a, b, c, d, e, f)
+			f := cf.ref(&in[5], &tf)
+			r, err := fn(*a, *b, *c, *d, *e, *f)
 			if err != nil {
 				return 0, err
 			}
@@ -735,35 +801,42 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			d, err := cd.conv(&in[3], name, 3)
-			if err != nil {
+			c := cc.ref(&in[2], &tc)
+			var td D
+			if err := cd.into(&in[3], name, 3, &td); err != nil {
 				return 0, err
 			}
-			e, err := ce.conv(&in[4], name, 4)
-			if err != nil {
+			d := cd.ref(&in[3], &td)
+			var te E
+			if err := ce.into(&in[4], name, 4, &te); err != nil {
 				return 0, err
 			}
-			f, err := cf.conv(&in[5], name, 5)
-			if err != nil {
+			e := ce.ref(&in[4], &te)
+			var tf F
+			if err := cf.into(&in[5], name, 5, &tf); err != nil {
 				return 0, err
 			}
-			g, err := cg.conv(&in[6], name, 6)
-			if err != nil {
+			f := cf.ref(&in[5], &tf)
+			var tg G
+			if err := cg.into(&in[6], name, 6, &tg); err != nil {
 				return 0, err
 			}
-			r, err := fn(a, b, c, d, e, f, g)
+			g := cg.ref(&in[6], &tg)
+			r, err := fn(*a, *b, *c, *d, *e, *f, *g)
 			if err != nil {
 				return 0, err
 			}
@@ -812,39 +885,47 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			a, err := ca.conv(&in[0], name, 0)
-			if err != nil {
+			var ta A
+			if err := ca.into(&in[0], name, 0, &ta); err != nil {
 				return 0, err
 			}
-			b, err := cb.conv(&in[1], name, 1)
-			if err != nil {
+			a := ca.ref(&in[0], &ta)
+			var tb B
+			if err := cb.into(&in[1], name, 1, &tb); err != nil {
 				return 0, err
 			}
-			c, err := cc.conv(&in[2], name, 2)
-			if err != nil {
+			b := cb.ref(&in[1], &tb)
+			var tc C
+			if err := cc.into(&in[2], name, 2, &tc); err != nil {
 				return 0, err
 			}
-			d, err := cd.conv(&in[3], name, 3)
-			if err != nil {
+			c := cc.ref(&in[2], &tc)
+			var td D
+			if err := cd.into(&in[3], name, 3, &td); err != nil {
 				return 0, err
 			}
-			e, err := ce.conv(&in[4], name, 4)
-			if err != nil {
+			d := cd.ref(&in[3], &td)
+			var te E
+			if err := ce.into(&in[4], name, 4, &te); err != nil {
 				return 0, err
 			}
-			f, err := cf.conv(&in[5], name, 5)
-			if err != nil {
+			e := ce.ref(&in[4], &te)
+			var tf F
+			if err := cf.into(&in[5], name, 5, &tf); err != nil {
 				return 0, err
 			}
-			g, err := cg.conv(&in[6], name, 6)
-			if err != nil {
+			f := cf.ref(&in[5], &tf)
+			var tg G
+			if err := cg.into(&in[6], name, 6, &tg); err != nil {
 				return 0, err
 			}
-			h, err := ch.conv(&in[7], name, 7)
-			if err != nil {
+			g := cg.ref(&in[6], &tg)
+			var th H
+			if err := ch.into(&in[7], name, 7, &th); err != nil {
 				return 0, err
 			}
-			r, err := fn(a, b, c, d, e, f, g, h)
+			h := ch.ref(&in[7], &th)
+			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h)
 			if err != nil {
 				return 0, err
 			}

@@ -87,13 +87,17 @@ func function(b *bytes.Buffer, n int, withErr bool) {
 	}
 	fmt.Fprintf(b, "\t\treturn newTyped(name, doc, opts, %s, rc.kind, func(in, out []cValue, %s string) (int, error) {\n", specList, inName)
 	for i := range ps {
-		fmt.Fprintf(b, "\t\t\t%s, err := c%s.conv(&in[%d], name, %d)\n\t\t\tif err != nil {\n\t\t\t\treturn 0, err\n\t\t\t}\n", lower[i], lower[i], i, i)
+		fmt.Fprintf(b, "\t\t\tvar t%s %s\n\t\t\tif err := c%s.into(&in[%d], name, %d, &t%s); err != nil {\n\t\t\t\treturn 0, err\n\t\t\t}\n\t\t\t%s := c%s.ref(&in[%d], &t%s)\n", lower[i], ps[i], lower[i], i, i, lower[i], lower[i], lower[i], i, lower[i])
 	}
-	call := "fn(" + strings.Join(lower, ", ") + ")"
+	derefs := make([]string, n)
+	for i, l := range lower {
+		derefs[i] = "*" + l
+	}
+	call := "fn(" + strings.Join(derefs, ", ") + ")"
 	if withErr {
 		fmt.Fprintf(b, "\t\t\tr, err := %s\n\t\t\tif err != nil {\n\t\t\t\treturn 0, err\n\t\t\t}\n\t\t\treturn putResult(rc, r, out, in)\n", call)
 	} else {
-		fmt.Fprintf(b, "\t\t\treturn putResult(rc, %s, out, in)\n", call)
+		fmt.Fprintf(b, "\t\t\tr := %s\n\t\t\treturn putResult(rc, r, out, in)\n", call)
 	}
 	b.WriteString("\t\t})\n\t}}\n}\n\n")
 }
