@@ -128,18 +128,12 @@ static void strided_copy(char* dst, const int64_t* ds, const char* src, const in
   }
 }
 
-/* The view Go gets of conforming memory: data is element (0, ..., 0),
- * bstr its byte strides (multiples of st->isz). */
-static void fill_view(gdl_value* v, arg_state* st, const gdl_req* r, char* data, const int64_t* bstr) {
-  int nd = st->nd, shift = __builtin_ctzll(st->isz); /* a power of 2 */
-  int64_t n = count(st->shape, nd), lo = 0, hi = 0;
-  for (int k = 0; k < nd; k++) {
-    int64_t e = (st->shape[k] - 1) * bstr[k];
-    st->estrides[k] = bstr[k] >> shift; /* whole elements (checked): exact, also when negative */
-    if (st->shape[k] == 0) continue;
-    if (e < 0) lo += e;
-    else hi += e;
-  }
+/* Sets v's view of the argument (Go's NDArray, or a compact slice) and
+ * st's gdl_view: n elements, the lowest reached lo and the highest hi bytes
+ * from data, element (0, ..., 0). */
+static void put_view(gdl_value* v, arg_state* st, const gdl_req* r, char* data, int64_t n, int64_t lo, int64_t hi,
+                     int shift) {
+  int nd = st->nd;
   v->n = n;
   gdl_view* w = &st->view;
   w->shape = st->shape;
@@ -163,6 +157,21 @@ static void fill_view(gdl_value* v, arg_state* st, const gdl_req* r, char* data,
   w->off = -lo >> shift;
   w->buf = v->data;
   w->buf_len = w->buf_cap = v->i >> shift;
+}
+
+/* The view Go gets of conforming memory: data is element (0, ..., 0),
+ * bstr its byte strides (multiples of st->isz). */
+static void fill_view(gdl_value* v, arg_state* st, const gdl_req* r, char* data, const int64_t* bstr) {
+  int nd = st->nd, shift = __builtin_ctzll(st->isz); /* a power of 2 */
+  int64_t n = count(st->shape, nd), lo = 0, hi = 0;
+  for (int k = 0; k < nd; k++) {
+    int64_t e = (st->shape[k] - 1) * bstr[k];
+    st->estrides[k] = bstr[k] >> shift; /* whole elements (checked): exact, also when negative */
+    if (st->shape[k] == 0) continue;
+    if (e < 0) lo += e;
+    else hi += e;
+  }
+  put_view(v, st, r, data, n, lo, hi, shift);
 }
 
 static PyObject* numpy_module(void) {
@@ -337,27 +346,37 @@ static const char* nonconforming(const gdl_fn* fn, int i, const gdl_req* r, cons
  * decides the same way and words the refusal or converts. */
 static int take_ndarray(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_value* v, arg_state* st) {
   const np_array* x = (const np_array*)obj;
-  gdl_elem e = fn->elem[i], got = np_elem(x->descr);
+  gdl_elem e = fn->elem[i];
+  const gdl_elem* got = np_elem_ref(x->descr);
   int nd = x->nd;
-  if (got.code != e.code || got.bits != e.bits || nd > GDL_MAX_NDIM || (r->ndim >= 0 && nd != r->ndim)) return 0;
+  if (got->code != e.code || got->bits != e.bits || nd > GDL_MAX_NDIM || (r->ndim >= 0 && nd != r->ndim)) return 0;
   if (!(x->flags & NP_WRITEABLE) && ((fn->writes >> i) & 1)) return 0;
   const int64_t* shape = (const int64_t*)x->dimensions;
   const int64_t* bstr = (const int64_t*)x->strides;
-  for (int k = 0; r->has_shape && k < nd; k++) {
-    if (r->shape[k] != -1 && r->shape[k] != shape[k]) return 0;
-  }
-  int64_t isz = e.bits / 8;
+  int64_t isz = e.bits / 8, rem = 0, n = 1, lo = 0, hi = 0;
+  int shift = np_shift(isz);
+  /* One pass (fill_view's work too): the shape copied by a loop, not memcpy
+   * (a rep movs for a few bytes was half of this function). */
   for (int k = 0; k < nd; k++) {
-    if (bstr[k] & (isz - 1)) return 0; /* whole elements; isz: a power of 2 */
+    int64_t d = shape[k], b = bstr[k];
+    if (r->has_shape && r->shape[k] != -1 && r->shape[k] != d) return 0;
+    rem |= b & (isz - 1); /* whole elements; isz: a power of 2 */
+    n *= d;
+    if (d != 0) {
+      int64_t ext = (d - 1) * b;
+      if (ext < 0) lo += ext;
+      else hi += ext;
+    }
+    st->shape[k] = d;
+    st->estrides[k] = b >> shift; /* exact, also when negative */
   }
+  if (rem != 0) return 0;
   if (r->order != GDL_ORDER_ANY && !compact(shape, bstr, nd, isz, r->order == GDL_ORDER_F)) return 0;
-  if (count(shape, nd) != 0 && ((uintptr_t)x->data & (uintptr_t)((e.code == kDLComplex ? isz / 2 : isz) - 1)) != 0)
-    return 0;
+  if (n != 0 && ((uintptr_t)x->data & (uintptr_t)((e.code == kDLComplex ? isz / 2 : isz) - 1)) != 0) return 0;
   st->held = Py_NewRef(obj);
   st->isz = (size_t)isz;
   st->nd = nd;
-  if (nd > 0) memcpy(st->shape, shape, (size_t)nd * sizeof(int64_t));
-  fill_view(v, st, r, x->data, bstr);
+  put_view(v, st, r, x->data, n, lo, hi, shift);
   return 1;
 }
 

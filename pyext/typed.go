@@ -49,6 +49,8 @@ type argConv[A any] struct {
 	elem C.gdl_elem // what C checks a typed-slice argument against
 	arr  *arrayType // a registered array type (arraytype.go)
 	fast fastConv   // into's own conversion, or fastNone: conv's
+	at   restKind   // where the argument lies at rest (restOf), at off
+	off  uintptr
 	conv func(v *C.gdl_value, name string, i int) (A, error)
 }
 
@@ -60,10 +62,10 @@ type fastConv uint8
 
 const (
 	fastNone    fastConv = iota
-	fastFloat64          // float64: v.f
+	fastFloat64          // float64: v.f itself (ref)
 	fastFloat32          // float32: v.f, which C range-checked
-	fastInt64            // int64: v.i
-	fastInt              // int: v.i
+	fastInt64            // int64, and int on a 64-bit platform: v.i itself (ref)
+	fastInt              // int on a 32-bit platform: v.i, which C range-checked
 	fastBool             // bool: v.i != 0
 	fastSlice            // []E of an element type: data, n elements (sliceOf)
 	fastTensor           // godlpack.Tensor (tensorArg)
@@ -71,33 +73,49 @@ const (
 	fastND               // NDArray[T]: C's view (ndRef)
 )
 
-// ref is argument i (v) as the function takes it: *tmp, which into
-// converted, or C's own image of the argument, which into leaves alone (an
-// NDArray's view, a Tensor from NumPy's fields, on a 64-bit platform),
-// written before the call into Go. The typed wrappers pass *ref to the function: one copy, from memory at
-// rest (a large argument copied right after its fields were stored stalls on
-// store forwarding). Small enough to inline.
-func (ac *argConv[A]) ref(v *C.gdl_value, tmp *A) *A {
-	if ac.fast == fastND && ndImaged {
-		return (*A)(v.st)
+// restOf says where the function's argument already lies in memory that C
+// wrote before the call into Go: the value itself for a float64 (v.f), an
+// int64 or int (v.i), or behind a pointer for an NDArray (C's view, v.st)
+// and a Tensor from NumPy's fields (C's image, v.img, NULL when C made
+// none), on a 64-bit platform. The typed wrappers pass the function that
+// memory (one copy, from memory at rest: a large argument copied right
+// after its fields were stored stalls on store forwarding) with no call, and
+// convert the others with into. The test is written out in typed_gen.go:
+// Go does not inline calls in the wrappers' closures once the wrapper is
+// inlined into its caller.
+func restOf(fast fastConv) (at restKind, off uintptr) {
+	var v C.gdl_value
+	switch fast {
+	case fastFloat64:
+		return restValue, unsafe.Offsetof(v.f)
+	case fastInt64:
+		return restValue, unsafe.Offsetof(v.i)
+	case fastND:
+		if ndImaged {
+			return restPointer, unsafe.Offsetof(v.st)
+		}
+	case fastTensor:
+		return restPointer, unsafe.Offsetof(v.img)
 	}
-	if ac.fast == fastTensor && v.img != nil {
-		return (*A)(v.img)
-	}
-	return tmp
+	return restNone, 0
 }
 
+// restKind is how a typed wrapper finds an argument at rest (restOf).
+type restKind uint8
+
+const (
+	restNone    restKind = iota // into converts it
+	restValue                   // at off in the gdl_value
+	restPointer                 // at the pointer at off in the gdl_value, unless NULL
+)
+
 // into converts argument i (v) into *dst, which the typed wrappers keep on
-// their stack.
+// their stack, when ref has no memory of C's to give.
 func (ac *argConv[A]) into(v *C.gdl_value, name string, i int, dst *A) (err error) {
 	p := unsafe.Pointer(dst)
 	switch ac.fast {
-	case fastFloat64:
-		*(*float64)(p) = float64(v.f)
 	case fastFloat32:
 		*(*float32)(p) = float32(v.f)
-	case fastInt64:
-		*(*int64)(p) = int64(v.i)
 	case fastInt:
 		*(*int)(p) = int(v.i)
 	case fastBool:
@@ -112,15 +130,11 @@ func (ac *argConv[A]) into(v *C.gdl_value, name string, i int, dst *A) (err erro
 			*(*[]byte)(p) = unsafe.Slice((*byte)(v.data), int(v.n))
 		}
 	case fastTensor:
-		if v.img == nil { // else C's image is the argument (ref)
-			tensorInto((*godlpack.Tensor)(p), v)
-		}
+		tensorInto((*godlpack.Tensor)(p), v)
 	case fastObj:
 		*dst = handles.value(uintptr(v.i)).(A)
-	case fastND:
-		if !ndImaged {
-			*dst, err = ac.conv(v, name, i)
-		}
+	case fastND: // 32-bit: a converted copy
+		*dst, err = ac.conv(v, name, i)
 	default:
 		*dst, err = ac.conv(v, name, i)
 	}
@@ -167,6 +181,9 @@ func argOf[A any]() (argConv[A], error) {
 		ac.fast = fastInt64
 	case int:
 		ac.fast = fastInt
+		if unsafe.Sizeof(int(0)) == 8 {
+			ac.fast = fastInt64
+		}
 	case bool:
 		ac.fast = fastBool
 	case []float64, []float32, []int64, []int32, []uint8, []complex128:
@@ -193,6 +210,7 @@ func argOf[A any]() (argConv[A], error) {
 			return rv.Interface().(A), nil
 		}
 	}
+	ac.at, ac.off = restOf(ac.fast)
 	return ac, nil
 }
 

@@ -5,6 +5,7 @@ package pyext
 import (
 	"fmt"
 	"reflect"
+	"unsafe"
 )
 
 // Func0 wraps func() R (R may be error).
@@ -34,10 +35,20 @@ func Func1[A, R any](fn func(A) R) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			r := fn(*a)
 			return putResult(rc, r, out, in)
 		})
@@ -61,15 +72,35 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			r := fn(*a, *b)
 			return putResult(rc, r, out, in)
 		})
@@ -97,20 +128,50 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			r := fn(*a, *b, *c)
 			return putResult(rc, r, out, in)
 		})
@@ -142,25 +203,65 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			var td D
-			if err := cd.into(&in[3], name, 3, &td); err != nil {
-				return 0, err
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
 			}
-			d := cd.ref(&in[3], &td)
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
 			r := fn(*a, *b, *c, *d)
 			return putResult(rc, r, out, in)
 		})
@@ -196,30 +297,80 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			var td D
-			if err := cd.into(&in[3], name, 3, &td); err != nil {
-				return 0, err
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
 			}
-			d := cd.ref(&in[3], &td)
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
 			var te E
-			if err := ce.into(&in[4], name, 4, &te); err != nil {
-				return 0, err
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
 			}
-			e := ce.ref(&in[4], &te)
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
 			r := fn(*a, *b, *c, *d, *e)
 			return putResult(rc, r, out, in)
 		})
@@ -259,35 +410,95 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			var td D
-			if err := cd.into(&in[3], name, 3, &td); err != nil {
-				return 0, err
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
 			}
-			d := cd.ref(&in[3], &td)
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
 			var te E
-			if err := ce.into(&in[4], name, 4, &te); err != nil {
-				return 0, err
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
 			}
-			e := ce.ref(&in[4], &te)
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
 			var tf F
-			if err := cf.into(&in[5], name, 5, &tf); err != nil {
-				return 0, err
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
 			}
-			f := cf.ref(&in[5], &tf)
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
 			r := fn(*a, *b, *c, *d, *e, *f)
 			return putResult(rc, r, out, in)
 		})
@@ -331,40 +542,110 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			var td D
-			if err := cd.into(&in[3], name, 3, &td); err != nil {
-				return 0, err
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
 			}
-			d := cd.ref(&in[3], &td)
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
 			var te E
-			if err := ce.into(&in[4], name, 4, &te); err != nil {
-				return 0, err
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
 			}
-			e := ce.ref(&in[4], &te)
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
 			var tf F
-			if err := cf.into(&in[5], name, 5, &tf); err != nil {
-				return 0, err
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
 			}
-			f := cf.ref(&in[5], &tf)
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
 			var tg G
-			if err := cg.into(&in[6], name, 6, &tg); err != nil {
-				return 0, err
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
 			}
-			g := cg.ref(&in[6], &tg)
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
 			r := fn(*a, *b, *c, *d, *e, *f, *g)
 			return putResult(rc, r, out, in)
 		})
@@ -412,45 +693,125 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			var td D
-			if err := cd.into(&in[3], name, 3, &td); err != nil {
-				return 0, err
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
 			}
-			d := cd.ref(&in[3], &td)
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
 			var te E
-			if err := ce.into(&in[4], name, 4, &te); err != nil {
-				return 0, err
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
 			}
-			e := ce.ref(&in[4], &te)
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
 			var tf F
-			if err := cf.into(&in[5], name, 5, &tf); err != nil {
-				return 0, err
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
 			}
-			f := cf.ref(&in[5], &tf)
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
 			var tg G
-			if err := cg.into(&in[6], name, 6, &tg); err != nil {
-				return 0, err
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
 			}
-			g := cg.ref(&in[6], &tg)
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
 			var th H
-			if err := ch.into(&in[7], name, 7, &th); err != nil {
-				return 0, err
+			h := &th
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
+					h = (*H)(p)
+				}
 			}
-			h := ch.ref(&in[7], &th)
+			if h == &th {
+				if err := ch.into(&in[7], name, 7, &th); err != nil {
+					return 0, err
+				}
+			}
 			r := fn(*a, *b, *c, *d, *e, *f, *g, *h)
 			return putResult(rc, r, out, in)
 		})
@@ -487,10 +848,20 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			r, err := fn(*a)
 			if err != nil {
 				return 0, err
@@ -517,15 +888,35 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			r, err := fn(*a, *b)
 			if err != nil {
 				return 0, err
@@ -556,20 +947,50 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			r, err := fn(*a, *b, *c)
 			if err != nil {
 				return 0, err
@@ -604,25 +1025,65 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			var td D
-			if err := cd.into(&in[3], name, 3, &td); err != nil {
-				return 0, err
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
 			}
-			d := cd.ref(&in[3], &td)
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
 			r, err := fn(*a, *b, *c, *d)
 			if err != nil {
 				return 0, err
@@ -661,30 +1122,80 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			var td D
-			if err := cd.into(&in[3], name, 3, &td); err != nil {
-				return 0, err
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
 			}
-			d := cd.ref(&in[3], &td)
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
 			var te E
-			if err := ce.into(&in[4], name, 4, &te); err != nil {
-				return 0, err
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
 			}
-			e := ce.ref(&in[4], &te)
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
 			r, err := fn(*a, *b, *c, *d, *e)
 			if err != nil {
 				return 0, err
@@ -727,35 +1238,95 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			var td D
-			if err := cd.into(&in[3], name, 3, &td); err != nil {
-				return 0, err
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
 			}
-			d := cd.ref(&in[3], &td)
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
 			var te E
-			if err := ce.into(&in[4], name, 4, &te); err != nil {
-				return 0, err
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
 			}
-			e := ce.ref(&in[4], &te)
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
 			var tf F
-			if err := cf.into(&in[5], name, 5, &tf); err != nil {
-				return 0, err
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
 			}
-			f := cf.ref(&in[5], &tf)
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
 			r, err := fn(*a, *b, *c, *d, *e, *f)
 			if err != nil {
 				return 0, err
@@ -802,40 +1373,110 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			var td D
-			if err := cd.into(&in[3], name, 3, &td); err != nil {
-				return 0, err
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
 			}
-			d := cd.ref(&in[3], &td)
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
 			var te E
-			if err := ce.into(&in[4], name, 4, &te); err != nil {
-				return 0, err
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
 			}
-			e := ce.ref(&in[4], &te)
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
 			var tf F
-			if err := cf.into(&in[5], name, 5, &tf); err != nil {
-				return 0, err
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
 			}
-			f := cf.ref(&in[5], &tf)
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
 			var tg G
-			if err := cg.into(&in[6], name, 6, &tg); err != nil {
-				return 0, err
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
 			}
-			g := cg.ref(&in[6], &tg)
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
 			r, err := fn(*a, *b, *c, *d, *e, *f, *g)
 			if err != nil {
 				return 0, err
@@ -886,45 +1527,125 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 		}
 		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var ta A
-			if err := ca.into(&in[0], name, 0, &ta); err != nil {
-				return 0, err
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
 			}
-			a := ca.ref(&in[0], &ta)
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
 			var tb B
-			if err := cb.into(&in[1], name, 1, &tb); err != nil {
-				return 0, err
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
 			}
-			b := cb.ref(&in[1], &tb)
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
 			var tc C
-			if err := cc.into(&in[2], name, 2, &tc); err != nil {
-				return 0, err
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
 			}
-			c := cc.ref(&in[2], &tc)
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
 			var td D
-			if err := cd.into(&in[3], name, 3, &td); err != nil {
-				return 0, err
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
 			}
-			d := cd.ref(&in[3], &td)
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
 			var te E
-			if err := ce.into(&in[4], name, 4, &te); err != nil {
-				return 0, err
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
 			}
-			e := ce.ref(&in[4], &te)
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
 			var tf F
-			if err := cf.into(&in[5], name, 5, &tf); err != nil {
-				return 0, err
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
 			}
-			f := cf.ref(&in[5], &tf)
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
 			var tg G
-			if err := cg.into(&in[6], name, 6, &tg); err != nil {
-				return 0, err
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
 			}
-			g := cg.ref(&in[6], &tg)
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
 			var th H
-			if err := ch.into(&in[7], name, 7, &th); err != nil {
-				return 0, err
+			h := &th
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
+					h = (*H)(p)
+				}
 			}
-			h := ch.ref(&in[7], &th)
+			if h == &th {
+				if err := ch.into(&in[7], name, 7, &th); err != nil {
+					return 0, err
+				}
+			}
 			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h)
 			if err != nil {
 				return 0, err

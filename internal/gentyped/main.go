@@ -35,7 +35,7 @@ func main() {
 func Source() []byte {
 	var b bytes.Buffer
 	b.WriteString(header)
-	b.WriteString("package pyext\n\nimport (\n\t\"fmt\"\n\t\"reflect\"\n)\n\n")
+	b.WriteString("package pyext\n\nimport (\n\t\"fmt\"\n\t\"reflect\"\n\t\"unsafe\"\n)\n\n")
 	for n := 0; n <= MaxParams; n++ {
 		function(&b, n, false)
 	}
@@ -87,7 +87,11 @@ func function(b *bytes.Buffer, n int, withErr bool) {
 	}
 	fmt.Fprintf(b, "\t\treturn newTyped(name, doc, opts, %s, rc.kind, func(in, out []cValue, %s string) (int, error) {\n", specList, inName)
 	for i := range ps {
-		fmt.Fprintf(b, "\t\t\tvar t%s %s\n\t\t\tif err := c%s.into(&in[%d], name, %d, &t%s); err != nil {\n\t\t\t\treturn 0, err\n\t\t\t}\n\t\t\t%s := c%s.ref(&in[%d], &t%s)\n", lower[i], ps[i], lower[i], i, i, lower[i], lower[i], lower[i], i, lower[i])
+		l := lower[i]
+		fmt.Fprintf(b, "\t\t\tvar t%s %s\n\t\t\t%s := &t%s\n", l, ps[i], l, l)
+		fmt.Fprintf(b, "\t\t\tswitch c%s.at { // restOf\n\t\t\tcase restValue:\n\t\t\t\t%s = (*%s)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off))\n", l, l, ps[i], i, l)
+		fmt.Fprintf(b, "\t\t\tcase restPointer:\n\t\t\t\tif p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off)); p != nil {\n\t\t\t\t\t%s = (*%s)(p)\n\t\t\t\t}\n\t\t\t}\n", i, l, l, ps[i])
+		fmt.Fprintf(b, "\t\t\tif %s == &t%s {\n\t\t\t\tif err := c%s.into(&in[%d], name, %d, &t%s); err != nil {\n\t\t\t\t\treturn 0, err\n\t\t\t\t}\n\t\t\t}\n", l, l, l, i, i, l)
 	}
 	derefs := make([]string, n)
 	for i, l := range lower {
