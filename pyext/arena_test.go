@@ -41,3 +41,24 @@ func TestArenaSlicesAreDisjointAndCapacityLimited(t *testing.T) {
 	big := int64Arena.take(100, false)
 	assert.Len(t, big, 100)
 }
+
+// The GIL's own cursor (serial takes, with no atomic) hands out disjoint,
+// capacity-limited slices too, across block boundaries.
+func TestArenaSerialSlicesAreDisjoint(t *testing.T) {
+	var a arena[int64]
+	var got [][]int64
+	for i := range 3000 {
+		d := a.take(1+i%9, true)
+		for k := range d {
+			d[k] = int64(i)
+		}
+		got = append(got, d)
+	}
+	for i, d := range got {
+		require.Len(t, d, 1+i%9)
+		assert.Equal(t, len(d), cap(d))
+		for _, x := range d {
+			require.Equal(t, int64(i), x, "two slices share memory")
+		}
+	}
+}

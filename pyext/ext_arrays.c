@@ -371,7 +371,8 @@ static int take_ndarray(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj
     st->estrides[k] = b >> shift; /* exact, also when negative */
   }
   if (rem != 0) return 0;
-  if (r->order != GDL_ORDER_ANY && !compact(shape, bstr, nd, isz, r->order == GDL_ORDER_F)) return 0;
+  if (r->order == GDL_ORDER_C && !(x->flags & NP_C_CONTIGUOUS)) return 0; /* NumPy's own flags: no second pass */
+  if (r->order == GDL_ORDER_F && !(x->flags & NP_F_CONTIGUOUS)) return 0;
   if (n != 0 && ((uintptr_t)x->data & (uintptr_t)((e.code == kDLComplex ? isz / 2 : isz) - 1)) != 0) return 0;
   st->held = Py_NewRef(obj);
   st->isz = (size_t)isz;

@@ -28,6 +28,7 @@ typedef struct {
 } np_array;
 
 #define NP_C_CONTIGUOUS 0x0001 /* NumPy's flag: row-major, as godlpack.IsCompact */
+#define NP_F_CONTIGUOUS 0x0002 /* column-major; both as ext_arrays.c's compact() decides (dimensions of 1 take any stride, empty arrays are both) */
 #define NP_ALIGNED 0x0100
 #define NP_WRITEABLE 0x0400
 

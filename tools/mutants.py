@@ -159,6 +159,12 @@ MUTANTS = [
            ["tests/test_class_operators.py"]),
     Mutant("ext: a buffer view never unpins its Go memory", "pyext/ext_buffer.c",
            "  if (!gdl_forked()) gdlpyReleaseBuffer(st->pin);", "", ["tests/test_class_operators.py"]),
+    # --- arguments at rest: C's images of Tensor arguments (pyext/tensorarg.go) -----------------
+    Mutant("ext: a full shape block is refilled in place, under kept Tensors", "pyext/tensorarg.go",
+           "\tbuf := new([512]int64)\n", "\tbuf := tensorBlock.buf\n\tif buf == nil {\n\t\tbuf = new([512]int64)\n\t}\n",
+           ["tests/test_tensor_args.py"]),
+    Mutant("ext: C copies every Tensor's shape to the same place", "pyext/ext.c",
+           "  b->used += 2 * nd;\n", "", ["tests/test_tensor_args.py"]),
     # --- many Go runtimes ---------------------------------------------------------------------
     Mutant("sigchain: the dispatcher is never installed", "pyext/internal/base/sigchain.c",
            "  if (ok && t->count() > 0) ok = install(t) == 0;", "", ["tests/test_runtimes.py"]),

@@ -41,3 +41,25 @@ def test_several_and_values():
     a, b, c = np.ones(2), np.ones((2, 2)), np.ones(3)[::2]
     assert tensormod.info2(a, b, c) == tensormod.info2(a.view(Sub), b.view(Sub), c.view(Sub))
     assert tensormod.first(np.arange(3.0)[1:]) == 1.0
+
+
+def test_kept_tensors_keep_their_shapes():
+    """Tensors a function keeps keep their own shape and strides while later
+    calls fill (and replace) the block C copies shapes into: thousands of
+    calls of every rank to 9 (8 from NumPy's fields, 9 through __dlpack__),
+    with and without the GIL, each checked after all of them."""
+    import gc
+    arrays = []
+    for k in range(3000):
+        nd = k % 10
+        shape = tuple(1 + (k + j) % 3 for j in range(nd))
+        x = np.zeros(shape, np.float32 if k % 3 else np.float64)
+        if nd and k % 4 == 1:
+            x = x[..., ::-1]
+        arrays.append(x)
+    want = [tensormod.info(x.view(Sub)) for x in arrays]
+    for k, x in enumerate(arrays):
+        (tensormod.keep_nogil if k % 5 == 4 else tensormod.keep)(x)
+        if k % 500 == 0:
+            gc.collect()  # a block only the kept Tensors hold must stay theirs
+    assert tensormod.kept() == want

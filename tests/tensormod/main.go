@@ -8,6 +8,7 @@ import "C" // cgo: PyInit_tensormod is exported to CPython
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
@@ -19,7 +20,32 @@ var module = pyext.NewModule("tensormod", "godlpack.Tensor parameters under test
 	Def("info_refl", info, "info(t), through reflection.", pyext.ReadOnlyArgs).
 	Def("info2", pyext.Func3(info2), "info2(a, b, c): info of three Tensors.", pyext.ReadOnlyArgs).
 	Def("info_w", pyext.Func1(info), "info(t) of a Tensor the function may write.").
-	Def("first", pyext.Func1(first), "first(t): the first float64 element, read through Data.", pyext.ReadOnlyArgs)
+	Def("first", pyext.Func1(first), "first(t): the first float64 element, read through Data.", pyext.ReadOnlyArgs).
+	Def("keep", pyext.Proc1(keep), "keep(t): keeps the Tensor (its shape and strides are its own).", pyext.ReadOnlyArgs).
+	Def("keep_nogil", pyext.Proc1(keep), "keep(t), with the GIL released.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
+	Def("kept", pyext.Func0(kept), "kept(): info of every kept Tensor, in order; forgets them.")
+
+var (
+	keptMu sync.Mutex
+	keptTs []godlpack.Tensor
+)
+
+func keep(t godlpack.Tensor) {
+	keptMu.Lock()
+	keptTs = append(keptTs, t)
+	keptMu.Unlock()
+}
+
+func kept() []string {
+	keptMu.Lock()
+	defer keptMu.Unlock()
+	out := make([]string, len(keptTs))
+	for i, t := range keptTs {
+		out[i] = info(t)
+	}
+	keptTs = nil
+	return out
+}
 
 func info(t godlpack.Tensor) string {
 	return fmt.Sprintf("%v shape=%#v strides=%#v dev=%v off=%d ro=%v nil=%v", t.DType, t.Shape, t.Strides, t.Device,
