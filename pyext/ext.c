@@ -615,13 +615,13 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
 #else
   int serial = !fn->release_gil;
 #endif
+  memset(a.how, ARG_NONE, sizeof a.how); /* a constant size: one store (per parameter, gcc made it a memset call) */
   for (int i = 0; i < fn->nparams; i++) { /* what Go reads of any argument (arraySpans): no memset call */
     a.v[i].p = NULL;
     a.v[i].data = NULL;
     a.v[i].versioned = 0;
     a.v[i].serial = serial;
     a.v[i].img = NULL;
-    a.how[i] = ARG_NONE;
   }
   a.arrays = 0;
   a.ntensors = 0;

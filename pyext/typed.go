@@ -144,7 +144,13 @@ func (ac *argConv[A]) into(v *C.gdl_value, name string, i int, dst *A) (err erro
 type resConv[R any] struct {
 	kind  byte // 0: no Python value (an error result)
 	isErr bool
-	put   func(r R, v *C.gdl_value, in []C.gdl_value) error
+	// at restValue: a float64 (C's f) or an int64 or int (i, on a 64-bit
+	// platform) result, the same bits as C's field at off in the
+	// gdl_value, which typed_gen.go stores with no call. Else put
+	// converts it.
+	at  restKind
+	off uintptr
+	put func(r R, v *C.gdl_value, in []C.gdl_value) error
 }
 
 // as is x as A, which its caller knows to be T: unlike any(x).(A), it
@@ -224,19 +230,24 @@ func resOf[R any]() (resConv[R], error) {
 		return resConv[R]{}, err
 	}
 	var z R
+	var v C.gdl_value
 	switch any(z).(type) {
 	case float64:
-		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
+		return resConv[R]{kind: r.kind, at: restValue, off: unsafe.Offsetof(v.f), put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
 			v.f = C.double(as[float64](x))
 			return nil
 		}}, nil
 	case int:
-		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
+		at := restValue
+		if unsafe.Sizeof(int(0)) != 8 {
+			at = restNone
+		}
+		return resConv[R]{kind: r.kind, at: at, off: unsafe.Offsetof(v.i), put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
 			v.i = C.int64_t(as[int](x))
 			return nil
 		}}, nil
 	case int64:
-		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
+		return resConv[R]{kind: r.kind, at: restValue, off: unsafe.Offsetof(v.i), put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
 			v.i = C.int64_t(as[int64](x))
 			return nil
 		}}, nil

@@ -17,6 +17,10 @@ func Func0[R any](fn func() R) Typed {
 		}
 		return newTyped(name, doc, opts, nil, rc.kind, func(in, out []cValue, _ string) (int, error) {
 			r := fn()
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -50,6 +54,10 @@ func Func1[A, R any](fn func(A) R) Typed {
 				}
 			}
 			r := fn(*a)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -102,6 +110,10 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 				}
 			}
 			r := fn(*a, *b)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -173,6 +185,10 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 				}
 			}
 			r := fn(*a, *b, *c)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -263,6 +279,10 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 				}
 			}
 			r := fn(*a, *b, *c, *d)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -372,6 +392,10 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				}
 			}
 			r := fn(*a, *b, *c, *d, *e)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -500,6 +524,10 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				}
 			}
 			r := fn(*a, *b, *c, *d, *e, *f)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -647,6 +675,10 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				}
 			}
 			r := fn(*a, *b, *c, *d, *e, *f, *g)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -813,6 +845,10 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				}
 			}
 			r := fn(*a, *b, *c, *d, *e, *f, *g, *h)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -829,6 +865,10 @@ func FuncE0[R any](fn func() (R, error)) Typed {
 			r, err := fn()
 			if err != nil {
 				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
 			}
 			return putResult(rc, r, out, in)
 		})
@@ -865,6 +905,10 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 			r, err := fn(*a)
 			if err != nil {
 				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
 			}
 			return putResult(rc, r, out, in)
 		})
@@ -920,6 +964,10 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 			r, err := fn(*a, *b)
 			if err != nil {
 				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
 			}
 			return putResult(rc, r, out, in)
 		})
@@ -994,6 +1042,10 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 			r, err := fn(*a, *b, *c)
 			if err != nil {
 				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
 			}
 			return putResult(rc, r, out, in)
 		})
@@ -1087,6 +1139,10 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 			r, err := fn(*a, *b, *c, *d)
 			if err != nil {
 				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
 			}
 			return putResult(rc, r, out, in)
 		})
@@ -1199,6 +1255,10 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 			r, err := fn(*a, *b, *c, *d, *e)
 			if err != nil {
 				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
 			}
 			return putResult(rc, r, out, in)
 		})
@@ -1330,6 +1390,10 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 			r, err := fn(*a, *b, *c, *d, *e, *f)
 			if err != nil {
 				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
 			}
 			return putResult(rc, r, out, in)
 		})
@@ -1480,6 +1544,10 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			r, err := fn(*a, *b, *c, *d, *e, *f, *g)
 			if err != nil {
 				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
 			}
 			return putResult(rc, r, out, in)
 		})
@@ -1649,6 +1717,10 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h)
 			if err != nil {
 				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
 			}
 			return putResult(rc, r, out, in)
 		})

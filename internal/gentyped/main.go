@@ -52,6 +52,10 @@ func Source() []byte {
 	return src
 }
 
+// putRes ends a wrapper: a float64, int64 or int result stored in C's
+// value with no call (resConv.at), any other converted by putResult.
+const putRes = "\t\t\tif rc.at == restValue {\n\t\t\t\t*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r\n\t\t\t\treturn 1, nil\n\t\t\t}\n\t\t\treturn putResult(rc, r, out, in)\n"
+
 func function(b *bytes.Buffer, n int, withErr bool) {
 	ps := names[:n]
 	lower := make([]string, n)
@@ -99,9 +103,9 @@ func function(b *bytes.Buffer, n int, withErr bool) {
 	}
 	call := "fn(" + strings.Join(derefs, ", ") + ")"
 	if withErr {
-		fmt.Fprintf(b, "\t\t\tr, err := %s\n\t\t\tif err != nil {\n\t\t\t\treturn 0, err\n\t\t\t}\n\t\t\treturn putResult(rc, r, out, in)\n", call)
+		fmt.Fprintf(b, "\t\t\tr, err := %s\n\t\t\tif err != nil {\n\t\t\t\treturn 0, err\n\t\t\t}\n%s", call, putRes)
 	} else {
-		fmt.Fprintf(b, "\t\t\tr := %s\n\t\t\treturn putResult(rc, r, out, in)\n", call)
+		fmt.Fprintf(b, "\t\t\tr := %s\n%s", call, putRes)
 	}
 	b.WriteString("\t\t})\n\t}}\n}\n\n")
 }
