@@ -41,6 +41,8 @@ typedef struct {
   int arrays; /* whether any how[i] is set: scalar calls skip the loops over how */
   int ntensors;
   np_tensor tensors[NP_TENSORS];
+  int nviews;
+  gdl_stack_view views[NP_TENSORS]; /* arguments with requirements taken as they are (gdl_req_view) */
 } call_args;
 
 /* Lets go of the first n arguments' arrays; a pending exception survives
@@ -253,6 +255,14 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   int typed = fn->elem[i].bits != 0;
   if (typed && fn->req[i] == NULL && is_ndarray(obj) && ndarray_arg(fn, i, obj, a)) return 0;
   if (fn->elem[i].tensor && fn->req[i] == NULL && is_ndarray(obj) && np_tensor_arg(i, obj, a)) return 0;
+  if (fn->req[i] != NULL && a->nviews < NP_TENSORS && is_ndarray(obj) &&
+      gdl_req_view(fn, i, obj, &a->v[i], &a->views[a->nviews])) { /* held as the typed path holds it */
+    a->nviews++;
+    a->held[i] = Py_NewRef(obj);
+    a->how[i] = ARG_HELD;
+    a->arrays = 1;
+    return 0;
+  }
   if (writes(fn, i) && !PyCapsule_CheckExact(obj)) {
     int imm = immutable_producer(obj);
     if (imm < 0) return -1;
@@ -585,6 +595,7 @@ PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h) {
   a.how[0] = ARG_NONE;
   a.arrays = 0;
   a.ntensors = 0;
+  a.nviews = 0;
   return go_call(fn, &a);
 }
 
@@ -625,6 +636,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
   }
   a.arrays = 0;
   a.ntensors = 0;
+  a.nviews = 0;
   if (off && gdl_obj_arg(fn, 0, self, &a.v[0]) < 0) {
     if (gdl_is_obj(fn->cls[0], self)) return NULL; /* of the class, but holding no Go value */
     PyErr_Clear();

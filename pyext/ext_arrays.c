@@ -128,16 +128,15 @@ static void strided_copy(char* dst, const int64_t* ds, const char* src, const in
   }
 }
 
-/* Sets v's view of the argument (Go's NDArray, or a compact slice) and
- * st's gdl_view: n elements, the lowest reached lo and the highest hi bytes
- * from data, element (0, ..., 0). */
-static void put_view(gdl_value* v, arg_state* st, const gdl_req* r, char* data, int64_t n, int64_t lo, int64_t hi,
-                     int shift) {
-  int nd = st->nd;
+/* Sets v's view of the argument (Go's NDArray, or a compact slice) and w,
+ * over shape and estr (nd of each, elements of isz bytes): n elements, the
+ * lowest reached lo and the highest hi bytes from data, element (0, ..., 0). */
+static void put_view(gdl_value* v, gdl_view* w, const int64_t* shape, const int64_t* estr, int nd, int64_t isz,
+                     const gdl_req* r, char* data, int64_t n, int64_t lo, int64_t hi) {
+  int shift = __builtin_ctzll((unsigned long long)isz); /* a power of 2 */
   v->n = n;
-  gdl_view* w = &st->view;
-  w->shape = st->shape;
-  w->strides = st->estrides;
+  w->shape = shape;
+  w->strides = estr;
   w->shape_len = w->shape_cap = w->strides_len = w->strides_cap = nd;
   w->off = 0;
   w->buf = NULL;
@@ -149,11 +148,11 @@ static void put_view(gdl_value* v, arg_state* st, const gdl_req* r, char* data, 
   }
   if (r->view == GDL_VIEW_SLICE) { /* compact: data is the lowest element */
     v->data = data;
-    v->i = n * (int64_t)st->isz;
+    v->i = n * isz;
     return;
   }
   v->data = data + lo;
-  v->i = hi - lo + (int64_t)st->isz;
+  v->i = hi - lo + isz;
   w->off = -lo >> shift;
   w->buf = v->data;
   w->buf_len = w->buf_cap = v->i >> shift;
@@ -171,7 +170,7 @@ static void fill_view(gdl_value* v, arg_state* st, const gdl_req* r, char* data,
     if (e < 0) lo += e;
     else hi += e;
   }
-  put_view(v, st, r, data, n, lo, hi, shift);
+  put_view(v, &st->view, st->shape, st->estrides, nd, (int64_t)st->isz, r, data, n, lo, hi);
 }
 
 static PyObject* numpy_module(void) {
@@ -340,23 +339,27 @@ static const char* nonconforming(const gdl_fn* fn, int i, const gdl_req* r, cons
 }
 
 /* The common case of an exact NumPy array that conforms as it is (the
- * parameter's dtype, shape, layout and alignment, writable when written):
- * taken from its fields with no arg_desc, no second layout and no message
- * buffers (1). Anything else (0) takes the general path below, which
- * decides the same way and words the refusal or converts. */
-static int take_ndarray(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_value* v, arg_state* st) {
-  const np_array* x = (const np_array*)obj;
+ * parameter's dtype, shape, layout and alignment, writable when written),
+ * decided from its fields in one pass with no arg_desc, no second layout and
+ * no message buffers: 1 with its shape and element strides copied (nd of
+ * each, at most max), n, lo and hi (put_view's). Anything else (0) takes the
+ * general path below, which decides the same way and words the refusal or
+ * converts. */
+static int conforms(const gdl_fn* fn, int i, const gdl_req* r, const np_array* x, int max, int64_t* shape_out,
+                    int64_t* estr, int64_t* n_out, int64_t* lo_out, int64_t* hi_out) {
   gdl_elem e = fn->elem[i];
   const gdl_elem* got = np_elem_ref(x->descr);
   int nd = x->nd;
-  if (got->code != e.code || got->bits != e.bits || nd > GDL_MAX_NDIM || (r->ndim >= 0 && nd != r->ndim)) return 0;
+  if (got->code != e.code || got->bits != e.bits || nd > max || (r->ndim >= 0 && nd != r->ndim)) return 0;
   if (!(x->flags & NP_WRITEABLE) && ((fn->writes >> i) & 1)) return 0;
+  if (r->order == GDL_ORDER_C && !(x->flags & NP_C_CONTIGUOUS)) return 0; /* NumPy's own flags: no second pass */
+  if (r->order == GDL_ORDER_F && !(x->flags & NP_F_CONTIGUOUS)) return 0;
   const int64_t* shape = (const int64_t*)x->dimensions;
   const int64_t* bstr = (const int64_t*)x->strides;
   int64_t isz = e.bits / 8, rem = 0, n = 1, lo = 0, hi = 0;
   int shift = np_shift(isz);
-  /* One pass (fill_view's work too): the shape copied by a loop, not memcpy
-   * (a rep movs for a few bytes was half of this function). */
+  /* The shape copied by a loop, not memcpy (a rep movs for a few bytes was
+   * half of the fast path). */
   for (int k = 0; k < nd; k++) {
     int64_t d = shape[k], b = bstr[k];
     if (r->has_shape && r->shape[k] != -1 && r->shape[k] != d) return 0;
@@ -367,17 +370,36 @@ static int take_ndarray(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj
       if (ext < 0) lo += ext;
       else hi += ext;
     }
-    st->shape[k] = d;
-    st->estrides[k] = b >> shift; /* exact, also when negative */
+    shape_out[k] = d;
+    estr[k] = b >> shift; /* exact, also when negative */
   }
   if (rem != 0) return 0;
-  if (r->order == GDL_ORDER_C && !(x->flags & NP_C_CONTIGUOUS)) return 0; /* NumPy's own flags: no second pass */
-  if (r->order == GDL_ORDER_F && !(x->flags & NP_F_CONTIGUOUS)) return 0;
   if (n != 0 && ((uintptr_t)x->data & (uintptr_t)((e.code == kDLComplex ? isz / 2 : isz) - 1)) != 0) return 0;
+  *n_out = n;
+  *lo_out = lo;
+  *hi_out = hi;
+  return 1;
+}
+
+static int take_ndarray(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_value* v, arg_state* st) {
+  const np_array* x = (const np_array*)obj;
+  int64_t n, lo, hi;
+  if (!conforms(fn, i, r, x, GDL_MAX_NDIM, st->shape, st->estrides, &n, &lo, &hi)) return 0;
   st->held = Py_NewRef(obj);
-  st->isz = (size_t)isz;
-  st->nd = nd;
-  put_view(v, st, r, x->data, n, lo, hi, shift);
+  st->isz = (size_t)(fn->elem[i].bits / 8);
+  st->nd = x->nd;
+  put_view(v, &st->view, st->shape, st->estrides, x->nd, (int64_t)st->isz, r, x->data, n, lo, hi);
+  return 1;
+}
+
+int gdl_req_view(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v, gdl_stack_view* sv) {
+  const gdl_req* r = fn->req[i];
+  const np_array* x = (const np_array*)obj;
+  int64_t n, lo, hi;
+  if (r->view == GDL_VIEW_TENSOR || !conforms(fn, i, r, x, GDL_VIEW_NDIM, sv->shape, sv->estrides, &n, &lo, &hi))
+    return 0;
+  put_view(v, &sv->view, sv->shape, sv->estrides, x->nd, fn->elem[i].bits / 8, r, x->data, n, lo, hi);
+  v->st = sv;
   return 1;
 }
 
@@ -577,7 +599,7 @@ void gdl_req_free(gdl_value* v) {
     Py_XDECREF(st->held);
     PyErr_Restore(type, value, tb);
   }
-  free(st->tmp);
+  if (st->tmp != NULL) free(st->tmp);
   gdl_mutex_lock(&pool_lock);
   int kept = npool < POOL;
   if (kept) pool[npool++] = st;

@@ -62,6 +62,23 @@ typedef struct gdl_req gdl_req;
  * what must be released: free it with gdl_req_free, also after a failure).
  * 0, or -1 with the exception set (BufferError for refusals). */
 int gdl_req_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v);
+/* The most dimensions of an argument gdl_req_view takes. */
+#define GDL_VIEW_NDIM 8
+
+/* The view of an argument that needs nothing released but a reference to
+ * it, on the caller's stack. */
+typedef struct {
+  gdl_view view; /* first: Go reads it through gdl_value.st */
+  int64_t shape[GDL_VIEW_NDIM];
+  int64_t estrides[GDL_VIEW_NDIM]; /* elements */
+} gdl_stack_view;
+
+/* The common case of gdl_req_arg with no state of its own: obj, an exact
+ * NumPy array of at most GDL_VIEW_NDIM dimensions that conforms to
+ * fn->req[i] as it is (no conversion), taken into v and sv (v->st = sv): 1,
+ * and the caller holds a reference to obj until the call returns. 0: nothing
+ * set, and gdl_req_arg decides. */
+int gdl_req_view(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v, gdl_stack_view* sv);
 /* After the call: copies a converted written argument back (ConvertWriteBack). */
 void gdl_req_write_back(gdl_value* v);
 /* Releases the argument (any pending exception survives). */
