@@ -171,72 +171,83 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   return 1;
 }
 
-/* The fast path for an exact NumPy array passed to a godlpack.Tensor
- * parameter: the tensor NumPy's __dlpack__(max_version=(1, 0)) exports
- * (data, byte offset 0, shape, strides in elements; NULL both for 0-d; no
- * flags), held as the typed path holds it. Taken (1) only for what that
- * export accepts alike in NumPy 1.x and 2.x: a built-in numeric dtype in
- * native byte order, strides in whole elements, writable (NumPy 2 flags
- * read-only arrays, NumPy 1 refuses them). Otherwise 0: the DLPack path. */
-/* Writes t's image, its shape and strides copied into Go's pinned block:
- * only while the GIL serializes conversions (serial), and when the block
- * has room (Go refills it after converting one without). */
-static void np_tensor_image(np_tensor* t, const np_array* x, gdl_value* v) {
+/* The image of x for Go (gdl_tensor_image), its shape and strides (in
+ * elements of 1 << sh bytes) copied into Go's pinned block: only while the
+ * GIL serializes conversions (serial), and when the block has room (Go
+ * refills it after converting an argument without one). 1: made; 0: none
+ * (np_tensor_arg builds the managed tensor); -1: strides in part elements. */
+static int np_tensor_image(np_tensor* t, const np_array* x, const gdl_elem* e, int sh, gdl_value* v) {
   gdl_shape_block* b = &gdl_tensor_block;
   int nd = x->nd;
-  if (!v->serial || b->base == NULL || b->used + 2 * nd > b->cap) return;
+  if (!v->serial || b->base == NULL || b->used + 2 * nd > b->cap) return 0;
   int64_t* d = b->base + b->used;
-  b->used += 2 * nd;
+  int64_t rem = 0;
   for (int k = 0; k < nd; k++) {
+    rem |= x->strides[k] & ((1 << sh) - 1);
     d[k] = x->dimensions[k];
-    d[nd + k] = t->strides[k];
+    d[nd + k] = x->strides[k] >> sh;
   }
+  if (rem != 0) return -1;
+  b->used += 2 * nd;
   gdl_tensor_image* m = &t->img;
   m->data = (uintptr_t)x->data >= GDL_MIN_DATA_ADDRESS ? x->data : NULL;
   m->shape = nd ? d : b->base; /* 0-d: empty, not nil, and within the block */
   m->shape_len = m->shape_cap = nd;
   m->strides = nd ? d + nd : NULL;
   m->strides_len = m->strides_cap = nd;
-  m->code = t->m.dl_tensor.dtype.code;
-  m->bits = t->m.dl_tensor.dtype.bits;
+  m->code = e->code;
+  m->bits = e->bits;
   m->lanes = 1;
   m->device_type = kDLCPU;
   m->device_id = 0;
-  m->byte_offset = 0;
   m->read_only = 0;
+  m->byte_offset = 0;
   v->img = m;
+  return 1;
 }
 
+/* The fast path for an exact NumPy array passed to a godlpack.Tensor
+ * parameter: the tensor NumPy's __dlpack__(max_version=(1, 0)) exports
+ * (data, byte offset 0, shape, strides in elements; NULL both for 0-d; no
+ * flags), held as the typed path holds it: as Go's image of it (v->img)
+ * where C can make one, else as a managed tensor (v->p). Taken (1) only for
+ * what that export accepts alike in NumPy 1.x and 2.x: a built-in numeric
+ * dtype in native byte order, strides in whole elements, writable (NumPy 2
+ * flags read-only arrays, NumPy 1 refuses them). Otherwise 0: the DLPack
+ * path. */
 static int np_tensor_arg(int i, PyObject* obj, call_args* a) {
   const np_array* x = (const np_array*)obj;
   const gdl_elem* e = np_elem_ref(x->descr);
   if (e->bits == 0 || !(x->flags & NP_WRITEABLE) || x->nd > GDL_NP_TENSOR_NDIM || a->ntensors == NP_TENSORS) return 0;
   np_tensor* t = &a->tensors[a->ntensors];
   int sh = np_shift(e->bits / 8);
-  int64_t rem = 0;
-  for (int k = 0; k < x->nd; k++) {
-    rem |= x->strides[k] & ((1 << sh) - 1); /* whole elements: NumPy's __dlpack__ refuses the rest */
-    t->strides[k] = x->strides[k] >> sh;   /* exact (an arithmetic shift of a multiple) */
-  }
-  if (rem != 0) return 0;
-  DLManagedTensorVersioned* m = &t->m; /* field by field: no memset call */
-  m->version.major = 1;
-  m->version.minor = 0;
-  m->manager_ctx = NULL;
-  m->deleter = NULL;
-  m->flags = 0;
-  m->dl_tensor.data = x->data;
-  m->dl_tensor.device = (DLDevice){kDLCPU, 0};
-  m->dl_tensor.ndim = x->nd;
-  m->dl_tensor.dtype = (DLDataType){e->code, e->bits, 1};
-  m->dl_tensor.shape = x->nd ? (int64_t*)x->dimensions : NULL;
-  m->dl_tensor.strides = x->nd ? t->strides : NULL;
-  m->dl_tensor.byte_offset = 0;
-  a->ntensors++;
   gdl_value* v = &a->v[i];
-  v->p = m;
-  v->versioned = 1;
-  np_tensor_image(t, x, v);
+  int img = np_tensor_image(t, x, e, sh, v);
+  if (img < 0) return 0;
+  if (img == 0) {
+    int64_t rem = 0;
+    for (int k = 0; k < x->nd; k++) {
+      rem |= x->strides[k] & ((1 << sh) - 1); /* whole elements: NumPy's __dlpack__ refuses the rest */
+      t->strides[k] = x->strides[k] >> sh;   /* exact (an arithmetic shift of a multiple) */
+    }
+    if (rem != 0) return 0;
+    DLManagedTensorVersioned* m = &t->m; /* field by field: no memset call */
+    m->version.major = 1;
+    m->version.minor = 0;
+    m->manager_ctx = NULL;
+    m->deleter = NULL;
+    m->flags = 0;
+    m->dl_tensor.data = x->data;
+    m->dl_tensor.device = (DLDevice){kDLCPU, 0};
+    m->dl_tensor.ndim = x->nd;
+    m->dl_tensor.dtype = (DLDataType){e->code, e->bits, 1};
+    m->dl_tensor.shape = x->nd ? (int64_t*)x->dimensions : NULL;
+    m->dl_tensor.strides = x->nd ? t->strides : NULL;
+    m->dl_tensor.byte_offset = 0;
+    v->p = m;
+    v->versioned = 1;
+  }
+  a->ntensors++;
   a->held[i] = Py_NewRef(obj);
   a->how[i] = ARG_HELD;
   a->arrays = 1;

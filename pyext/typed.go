@@ -279,10 +279,15 @@ func arraySpans(in []C.gdl_value) []span {
 			out = append(out, span{lo, lo + uintptr(in[i].i)})
 			continue
 		}
-		if in[i].p == nil {
+		var t godlpack.Tensor
+		switch {
+		case in[i].img != nil: // C's image of a Tensor argument
+			t = *(*godlpack.Tensor)(in[i].img)
+		case in[i].p != nil:
+			t = cView(&in[i])
+		default:
 			continue
 		}
-		t := cView(&in[i])
 		if t.Data == nil {
 			continue
 		}

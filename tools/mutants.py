@@ -165,6 +165,9 @@ MUTANTS = [
            ["tests/test_tensor_args.py"]),
     Mutant("ext: C copies every Tensor's shape to the same place", "pyext/ext.c",
            "  b->used += 2 * nd;\n", "", ["tests/test_tensor_args.py"]),
+    Mutant("ext: a returned slice may alias a Tensor argument C imaged", "pyext/typed.go",
+           "\t\tcase in[i].img != nil: // C's image of a Tensor argument\n\t\t\tt = *(*godlpack.Tensor)(in[i].img)\n", "",
+           ["tests/test_tensor_args.py"]),
     # --- many Go runtimes ---------------------------------------------------------------------
     Mutant("sigchain: the dispatcher is never installed", "pyext/internal/base/sigchain.c",
            "  if (ok && t->count() > 0) ok = install(t) == 0;", "", ["tests/test_runtimes.py"]),

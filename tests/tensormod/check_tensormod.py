@@ -63,3 +63,12 @@ def test_kept_tensors_keep_their_shapes():
         if k % 500 == 0:
             gc.collect()  # a block only the kept Tensors hold must stay theirs
     assert tensormod.kept() == want
+
+
+@pytest.mark.parametrize("sub", [False, True])
+def test_a_result_aliasing_a_tensor_argument_is_refused(sub):
+    """The check that a returned slice does not alias an argument sees a
+    Tensor argument both as C's image of NumPy's fields and through DLPack."""
+    x = np.arange(4.0)
+    with pytest.raises(ValueError, match="aliases an argument's memory"):
+        tensormod.alias(x.view(Sub) if sub else x)

@@ -23,7 +23,13 @@ var module = pyext.NewModule("tensormod", "godlpack.Tensor parameters under test
 	Def("first", pyext.Func1(first), "first(t): the first float64 element, read through Data.", pyext.ReadOnlyArgs).
 	Def("keep", pyext.Proc1(keep), "keep(t): keeps the Tensor (its shape and strides are its own).", pyext.ReadOnlyArgs).
 	Def("keep_nogil", pyext.Proc1(keep), "keep(t), with the GIL released.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
-	Def("kept", pyext.Func0(kept), "kept(): info of every kept Tensor, in order; forgets them.")
+	Def("kept", pyext.Func0(kept), "kept(): info of every kept Tensor, in order; forgets them.").
+	Def("alias", pyext.Func1(alias), "alias(t): t's float64 elements as a slice of its memory: refused, it aliases the argument.", pyext.ReadOnlyArgs)
+
+func alias(t godlpack.Tensor) []float64 {
+	n, _ := t.NumElements()
+	return unsafe.Slice((*float64)(unsafe.Add(t.Data, t.ByteOffset)), n)
+}
 
 var (
 	keptMu sync.Mutex
