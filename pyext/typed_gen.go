@@ -1729,63 +1729,774 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 
 // Proc0 wraps func(), which has no result.
 func Proc0(fn func()) Typed {
-	t := Func0[error](func() error { fn(); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		return newTyped(name, doc, opts, nil, 0, func(_, _ []cValue, _ string) (int, error) {
+			fn()
+			return 0, nil
+		})
+	}}
 }
 
 // Proc1 wraps func(A), which has no result.
 func Proc1[A any](fn func(A)) Typed {
-	t := Func1[A, error](func(a A) error { fn(a); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		return newTyped(name, doc, opts, []paramSpec{ca.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a)
+			return 0, nil
+		})
+	}}
 }
 
 // Proc2 wraps func(A, B), which has no result.
 func Proc2[A, B any](fn func(A, B)) Typed {
-	t := Func2[A, B, error](func(a A, b B) error { fn(a, b); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b)
+			return 0, nil
+		})
+	}}
 }
 
 // Proc3 wraps func(A, B, C), which has no result.
 func Proc3[A, B, C any](fn func(A, B, C)) Typed {
-	t := Func3[A, B, C, error](func(a A, b B, c C) error { fn(a, b, c); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c)
+			return 0, nil
+		})
+	}}
 }
 
 // Proc4 wraps func(A, B, C, D), which has no result.
 func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
-	t := Func4[A, B, C, D, error](func(a A, b B, c C, d D) error { fn(a, b, c, d); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d)
+			return 0, nil
+		})
+	}}
 }
 
 // Proc5 wraps func(A, B, C, D, E), which has no result.
 func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
-	t := Func5[A, B, C, D, E, error](func(a A, b B, c C, d D, e E) error { fn(a, b, c, d, e); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e)
+			return 0, nil
+		})
+	}}
 }
 
 // Proc6 wraps func(A, B, C, D, E, F), which has no result.
 func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
-	t := Func6[A, B, C, D, E, F, error](func(a A, b B, c C, d D, e E, f F) error { fn(a, b, c, d, e, f); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e, *f)
+			return 0, nil
+		})
+	}}
 }
 
 // Proc7 wraps func(A, B, C, D, E, F, G), which has no result.
 func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
-	t := Func7[A, B, C, D, E, F, G, error](func(a A, b B, c C, d D, e E, f F, g G) error { fn(a, b, c, d, e, f, g); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			var tg G
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
+			}
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e, *f, *g)
+			return 0, nil
+		})
+	}}
 }
 
 // Proc8 wraps func(A, B, C, D, E, F, G, H), which has no result.
 func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
-	t := Func8[A, B, C, D, E, F, G, H, error](func(a A, b B, c C, d D, e E, f F, g G, h H) error { fn(a, b, c, d, e, f, g, h); return nil })
-	t.typ = reflect.TypeOf(fn)
-	return t
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			var tg G
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
+			}
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
+			var th H
+			h := &th
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
+					h = (*H)(p)
+				}
+			}
+			if h == &th {
+				if err := ch.into(&in[7], name, 7, &th); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e, *f, *g, *h)
+			return 0, nil
+		})
+	}}
 }

@@ -56,40 +56,82 @@ func Source() []byte {
 // value with no call (resConv.at), any other converted by putResult.
 const putRes = "\t\t\tif rc.at == restValue {\n\t\t\t\t*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r\n\t\t\t\treturn 1, nil\n\t\t\t}\n\t\t\treturn putResult(rc, r, out, in)\n"
 
+// The kinds of wrapper.
+const (
+	value    = iota // FuncN: func(...) R, R may be error
+	valueErr        // FuncEN: func(...) (R, error)
+	noResult        // ProcN: func(...)
+)
+
 func function(b *bytes.Buffer, n int, withErr bool) {
+	kind := value
+	if withErr {
+		kind = valueErr
+	}
+	wrapper(b, n, kind)
+}
+
+func proc(b *bytes.Buffer, n int) { wrapper(b, n, noResult) }
+
+func wrapper(b *bytes.Buffer, n, kind int) {
 	ps := names[:n]
 	lower := make([]string, n)
 	for i, p := range ps {
 		lower[i] = strings.ToLower(p)
 	}
-	name, sig, res := fmt.Sprintf("Func%d", n), "func("+strings.Join(ps, ", ")+") R", " (R may be error)"
-	if withErr {
-		name, sig, res = fmt.Sprintf("FuncE%d", n), "func("+strings.Join(ps, ", ")+") (R, error)", ""
+	args := strings.Join(ps, ", ")
+	tps := append([]string{}, ps...)
+	var name, sig string
+	switch kind {
+	case value:
+		name, sig = fmt.Sprintf("Func%d", n), "func("+args+") R"
+		fmt.Fprintf(b, "// %s wraps %s (R may be error).\n", name, sig)
+		tps = append(tps, "R")
+	case valueErr:
+		name, sig = fmt.Sprintf("FuncE%d", n), "func("+args+") (R, error)"
+		fmt.Fprintf(b, "// %s wraps %s.\n", name, sig)
+		tps = append(tps, "R")
+	case noResult:
+		name, sig = fmt.Sprintf("Proc%d", n), "func("+args+")"
+		fmt.Fprintf(b, "// %s wraps %s, which has no result.\n", name, sig)
 	}
-	tparams := strings.Join(append(append([]string{}, ps...), "R"), ", ")
-	fmt.Fprintf(b, "// %s wraps %s%s.\n", name, sig, res)
-	fmt.Fprintf(b, "func %s[%s any](fn %s) Typed {\n", name, tparams, sig)
+	tparams := ""
+	if len(tps) > 0 {
+		tparams = "[" + strings.Join(tps, ", ") + " any]"
+	}
+	fmt.Fprintf(b, "func %s%s(fn %s) Typed {\n", name, tparams, sig)
 	b.WriteString("\treturn Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {\n")
 	specs := make([]string, n)
 	for i, p := range ps {
 		fmt.Fprintf(b, "\t\tc%s, err := argOf[%s]()\n\t\tif err != nil {\n\t\t\treturn nil, typedErr(\"parameter\", %d, err)\n\t\t}\n", lower[i], p, i+1)
 		specs[i] = "c" + lower[i] + ".spec()"
 	}
-	b.WriteString("\t\trc, err := resOf[R]()\n")
-	if withErr {
+	resKind := "0"
+	switch kind {
+	case value:
+		b.WriteString("\t\trc, err := resOf[R]()\n\t\tif err != nil {\n\t\t\treturn nil, typedErr(\"result\", 1, err)\n\t\t}\n")
+		resKind = "rc.kind"
+	case valueErr:
+		b.WriteString("\t\trc, err := resOf[R]()\n")
 		b.WriteString("\t\tif err != nil || rc.isErr {\n\t\t\treturn nil, typedErr(\"result\", 1, fmt.Errorf(\"want a value and an error (%v)\", err))\n\t\t}\n")
-	} else {
-		b.WriteString("\t\tif err != nil {\n\t\t\treturn nil, typedErr(\"result\", 1, err)\n\t\t}\n")
+		resKind = "rc.kind"
 	}
 	specList := "nil"
 	if n > 0 {
 		specList = "[]paramSpec{" + strings.Join(specs, ", ") + "}"
 	}
-	inName := "_"
+	inName, outName := "_", "out"
 	if n > 0 {
 		inName = "name"
 	}
-	fmt.Fprintf(b, "\t\treturn newTyped(name, doc, opts, %s, rc.kind, func(in, out []cValue, %s string) (int, error) {\n", specList, inName)
+	if kind == noResult {
+		outName = "_"
+	}
+	inArg := "in"
+	if n == 0 && kind == noResult {
+		inArg = "_"
+	}
+	fmt.Fprintf(b, "\t\treturn newTyped(name, doc, opts, %s, %s, func(%s, %s []cValue, %s string) (int, error) {\n", specList, resKind, inArg, outName, inName)
 	for i := range ps {
 		l := lower[i]
 		fmt.Fprintf(b, "\t\t\tvar t%s %s\n\t\t\t%s := &t%s\n", l, ps[i], l, l)
@@ -102,30 +144,13 @@ func function(b *bytes.Buffer, n int, withErr bool) {
 		derefs[i] = "*" + l
 	}
 	call := "fn(" + strings.Join(derefs, ", ") + ")"
-	if withErr {
-		fmt.Fprintf(b, "\t\t\tr, err := %s\n\t\t\tif err != nil {\n\t\t\t\treturn 0, err\n\t\t\t}\n%s", call, putRes)
-	} else {
+	switch kind {
+	case value:
 		fmt.Fprintf(b, "\t\t\tr := %s\n%s", call, putRes)
+	case valueErr:
+		fmt.Fprintf(b, "\t\t\tr, err := %s\n\t\t\tif err != nil {\n\t\t\t\treturn 0, err\n\t\t\t}\n%s", call, putRes)
+	case noResult:
+		fmt.Fprintf(b, "\t\t\t%s\n\t\t\treturn 0, nil\n", call)
 	}
 	b.WriteString("\t\t})\n\t}}\n}\n\n")
-}
-
-func proc(b *bytes.Buffer, n int) {
-	ps := names[:n]
-	lower := make([]string, n)
-	params := make([]string, n)
-	for i, p := range ps {
-		lower[i] = strings.ToLower(p)
-		params[i] = lower[i] + " " + p
-	}
-	sig := "func(" + strings.Join(ps, ", ") + ")"
-	tp := ""
-	if n > 0 {
-		tp = "[" + strings.Join(ps, ", ") + " any]"
-	}
-	targs := "[" + strings.Join(append(append([]string{}, ps...), "error"), ", ") + "]"
-	fmt.Fprintf(b, "// Proc%d wraps %s, which has no result.\n", n, sig)
-	fmt.Fprintf(b, "func Proc%d%s(fn %s) Typed {\n", n, tp, sig)
-	fmt.Fprintf(b, "\tt := Func%d%s(func(%s) error { fn(%s); return nil })\n", n, targs, strings.Join(params, ", "), strings.Join(lower, ", "))
-	b.WriteString("\tt.typ = reflect.TypeOf(fn)\n\treturn t\n}\n\n")
 }
