@@ -110,7 +110,7 @@ static int slice_arg(const gdl_fn* fn, int i, const DLTensor* t, gdl_value* v) {
                  fn->name, i + 1, (void*)data, dtype_name(e.code, e.bits));
     return -1;
   }
-  v->n = n;
+  v->n = v->ncap = n;
   v->i = n * (e.bits / 8);
   v->data = data;
   return 0;
@@ -162,7 +162,7 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   int64_t n = 1;
   for (int k = 0; k < x->nd; k++) n *= x->dimensions[k]; /* NumPy's sizes fit */
   gdl_value* v = &a->v[i];
-  v->n = n;
+  v->n = v->ncap = n;
   v->i = n * (want.bits / 8);
   v->data = n ? x->data : NULL;
   a->held[i] = Py_NewRef(obj);

@@ -34,14 +34,17 @@ typedef struct {
   double f;
   int64_t i;
   const char* s;
-  int64_t n;
   void* p;
   int versioned;
   /* 1: Go converts this argument while the GIL is held, which serializes
    * every conversion (arena.go takes shapes without atomics); 0 on a
    * free-threaded build, without the GIL (ReleaseGIL) and by default. */
   int serial;
+  /* data, n and ncap (n again) of a typed slice: the slice's own header,
+   * which Go passes to the function as it is (typed.go, restOf). */
   void* data;
+  int64_t n;
+  int64_t ncap;
   /* A parameter with requirements (ext_arrays.h): C's state for the
    * argument, a gdl_view first (for an NDArray, data is its lowest element
    * and i the bytes it spans). */

@@ -134,7 +134,7 @@ static void strided_copy(char* dst, const int64_t* ds, const char* src, const in
 static void put_view(gdl_value* v, gdl_view* w, const int64_t* shape, const int64_t* estr, int nd, int64_t isz,
                      const gdl_req* r, char* data, int64_t n, int64_t lo, int64_t hi) {
   int shift = __builtin_ctzll((unsigned long long)isz); /* a power of 2 */
-  v->n = n;
+  v->n = v->ncap = n;
   w->shape = shape;
   w->strides = estr;
   w->shape_len = w->shape_cap = w->strides_len = w->strides_cap = nd;

@@ -62,12 +62,12 @@ type fastConv uint8
 
 const (
 	fastNone    fastConv = iota
-	fastFloat64          // float64: v.f itself (ref)
+	fastFloat64          // float64: v.f itself (restOf)
 	fastFloat32          // float32: v.f, which C range-checked
-	fastInt64            // int64, and int on a 64-bit platform: v.i itself (ref)
+	fastInt64            // int64, and int on a 64-bit platform: v.i itself (restOf)
 	fastInt              // int on a 32-bit platform: v.i, which C range-checked
 	fastBool             // bool: v.i != 0
-	fastSlice            // []E of an element type: data, n elements (sliceOf)
+	fastSlice            // []E of an element type: data, n elements (restOf; empty: into)
 	fastTensor           // godlpack.Tensor (tensorArg)
 	fastObj              // *T of a Go class: its handle's value
 	fastND               // NDArray[T]: C's view (ndRef)
@@ -75,14 +75,15 @@ const (
 
 // restOf says where the function's argument already lies in memory that C
 // wrote before the call into Go: the value itself for a float64 (v.f), an
-// int64 or int (v.i), or behind a pointer for an NDArray (C's view, v.st)
-// and a Tensor from NumPy's fields (C's image, v.img, NULL when C made
-// none), on a 64-bit platform. The typed wrappers pass the function that
-// memory (one copy, from memory at rest: a large argument copied right
-// after its fields were stored stalls on store forwarding) with no call, and
-// convert the others with into. The test is written out in typed_gen.go:
-// Go does not inline calls in the wrappers' closures once the wrapper is
-// inlined into its caller.
+// int64 or int (v.i) and a typed slice (its header: v.data, n, ncap; an
+// empty one, data NULL, is into's []E{}), or behind a pointer for an NDArray
+// (C's view, v.st) and a Tensor from NumPy's fields (C's image, v.img, NULL
+// when C made none), on a 64-bit platform. The typed wrappers pass the
+// function that memory (one copy, from memory at rest: a large argument
+// copied right after its fields were stored stalls on store forwarding)
+// with no call, and convert the others with into. The test is written out
+// in typed_gen.go: Go does not inline calls in the wrappers' closures once
+// the wrapper is inlined into its caller.
 func restOf(fast fastConv) (at restKind, off uintptr) {
 	var v C.gdl_value
 	switch fast {
@@ -96,6 +97,10 @@ func restOf(fast fastConv) (at restKind, off uintptr) {
 		}
 	case fastTensor:
 		return restPointer, unsafe.Offsetof(v.img)
+	case fastSlice:
+		if unsafe.Sizeof(uintptr(0)) == 8 { // C's int64 n, ncap: a 64-bit header
+			return restHeader, unsafe.Offsetof(v.data)
+		}
 	}
 	return restNone, 0
 }
@@ -107,6 +112,7 @@ const (
 	restNone    restKind = iota // into converts it
 	restValue                   // at off in the gdl_value
 	restPointer                 // at the pointer at off in the gdl_value, unless NULL
+	restHeader                  // a slice's header at off in the gdl_value, unless its pointer is NULL (empty)
 )
 
 // into converts argument i (v) into *dst, which the typed wrappers keep on

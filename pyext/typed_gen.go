@@ -47,6 +47,10 @@ func Func1[A, R any](fn func(A) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -88,6 +92,10 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -102,6 +110,10 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -148,6 +160,10 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -163,6 +179,10 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
 			}
 			if b == &tb {
 				if err := cb.into(&in[1], name, 1, &tb); err != nil {
@@ -177,6 +197,10 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
 				}
 			}
 			if c == &tc {
@@ -227,6 +251,10 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -241,6 +269,10 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -257,6 +289,10 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -271,6 +307,10 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -325,6 +365,10 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -339,6 +383,10 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -355,6 +403,10 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -370,6 +422,10 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
 			}
 			if d == &td {
 				if err := cd.into(&in[3], name, 3, &td); err != nil {
@@ -384,6 +440,10 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
 				}
 			}
 			if e == &te {
@@ -442,6 +502,10 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -456,6 +520,10 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -472,6 +540,10 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -486,6 +558,10 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -502,6 +578,10 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
 			}
 			if e == &te {
 				if err := ce.into(&in[4], name, 4, &te); err != nil {
@@ -516,6 +596,10 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
 					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
 				}
 			}
 			if f == &tf {
@@ -578,6 +662,10 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -592,6 +680,10 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -608,6 +700,10 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -622,6 +718,10 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -638,6 +738,10 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
 			}
 			if e == &te {
 				if err := ce.into(&in[4], name, 4, &te); err != nil {
@@ -653,6 +757,10 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
 					f = (*F)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
 			}
 			if f == &tf {
 				if err := cf.into(&in[5], name, 5, &tf); err != nil {
@@ -667,6 +775,10 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
 					g = (*G)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
 				}
 			}
 			if g == &tg {
@@ -733,6 +845,10 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -747,6 +863,10 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -763,6 +883,10 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -777,6 +901,10 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -793,6 +921,10 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
 			}
 			if e == &te {
 				if err := ce.into(&in[4], name, 4, &te); err != nil {
@@ -807,6 +939,10 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
 					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
 				}
 			}
 			if f == &tf {
@@ -823,6 +959,10 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
 					g = (*G)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
 			}
 			if g == &tg {
 				if err := cg.into(&in[6], name, 6, &tg); err != nil {
@@ -837,6 +977,10 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
 					h = (*H)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
 				}
 			}
 			if h == &th {
@@ -896,6 +1040,10 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -940,6 +1088,10 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -954,6 +1106,10 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -1003,6 +1159,10 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -1018,6 +1178,10 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
 			}
 			if b == &tb {
 				if err := cb.into(&in[1], name, 1, &tb); err != nil {
@@ -1032,6 +1196,10 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
 				}
 			}
 			if c == &tc {
@@ -1085,6 +1253,10 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -1099,6 +1271,10 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -1115,6 +1291,10 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -1129,6 +1309,10 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -1186,6 +1370,10 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -1200,6 +1388,10 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -1216,6 +1408,10 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -1231,6 +1427,10 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
 			}
 			if d == &td {
 				if err := cd.into(&in[3], name, 3, &td); err != nil {
@@ -1245,6 +1445,10 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
 				}
 			}
 			if e == &te {
@@ -1306,6 +1510,10 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -1320,6 +1528,10 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -1336,6 +1548,10 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -1350,6 +1566,10 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -1366,6 +1586,10 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
 			}
 			if e == &te {
 				if err := ce.into(&in[4], name, 4, &te); err != nil {
@@ -1380,6 +1604,10 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
 					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
 				}
 			}
 			if f == &tf {
@@ -1445,6 +1673,10 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -1459,6 +1691,10 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -1475,6 +1711,10 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -1489,6 +1729,10 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -1505,6 +1749,10 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
 			}
 			if e == &te {
 				if err := ce.into(&in[4], name, 4, &te); err != nil {
@@ -1520,6 +1768,10 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
 					f = (*F)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
 			}
 			if f == &tf {
 				if err := cf.into(&in[5], name, 5, &tf); err != nil {
@@ -1534,6 +1786,10 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
 					g = (*G)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
 				}
 			}
 			if g == &tg {
@@ -1603,6 +1859,10 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -1617,6 +1877,10 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -1633,6 +1897,10 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -1647,6 +1915,10 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -1663,6 +1935,10 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
 			}
 			if e == &te {
 				if err := ce.into(&in[4], name, 4, &te); err != nil {
@@ -1677,6 +1953,10 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
 					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
 				}
 			}
 			if f == &tf {
@@ -1693,6 +1973,10 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
 					g = (*G)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
 			}
 			if g == &tg {
 				if err := cg.into(&in[6], name, 6, &tg); err != nil {
@@ -1707,6 +1991,10 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
 					h = (*H)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
 				}
 			}
 			if h == &th {
@@ -1754,6 +2042,10 @@ func Proc1[A any](fn func(A)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -1787,6 +2079,10 @@ func Proc2[A, B any](fn func(A, B)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -1801,6 +2097,10 @@ func Proc2[A, B any](fn func(A, B)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -1839,6 +2139,10 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -1854,6 +2158,10 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
 			}
 			if b == &tb {
 				if err := cb.into(&in[1], name, 1, &tb); err != nil {
@@ -1868,6 +2176,10 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
 				}
 			}
 			if c == &tc {
@@ -1910,6 +2222,10 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -1924,6 +2240,10 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -1940,6 +2260,10 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -1954,6 +2278,10 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -2000,6 +2328,10 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -2014,6 +2346,10 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -2030,6 +2366,10 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -2045,6 +2385,10 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
 			}
 			if d == &td {
 				if err := cd.into(&in[3], name, 3, &td); err != nil {
@@ -2059,6 +2403,10 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
 				}
 			}
 			if e == &te {
@@ -2109,6 +2457,10 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -2123,6 +2475,10 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -2139,6 +2495,10 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -2153,6 +2513,10 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -2169,6 +2533,10 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
 			}
 			if e == &te {
 				if err := ce.into(&in[4], name, 4, &te); err != nil {
@@ -2183,6 +2551,10 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
 					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
 				}
 			}
 			if f == &tf {
@@ -2237,6 +2609,10 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -2251,6 +2627,10 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -2267,6 +2647,10 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -2281,6 +2665,10 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -2297,6 +2685,10 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
 			}
 			if e == &te {
 				if err := ce.into(&in[4], name, 4, &te); err != nil {
@@ -2312,6 +2704,10 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
 					f = (*F)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
 			}
 			if f == &tf {
 				if err := cf.into(&in[5], name, 5, &tf); err != nil {
@@ -2326,6 +2722,10 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
 					g = (*G)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
 				}
 			}
 			if g == &tg {
@@ -2384,6 +2784,10 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
 					a = (*A)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
 			}
 			if a == &ta {
 				if err := ca.into(&in[0], name, 0, &ta); err != nil {
@@ -2398,6 +2802,10 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
 					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
 				}
 			}
 			if b == &tb {
@@ -2414,6 +2822,10 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
 					c = (*C)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
 			}
 			if c == &tc {
 				if err := cc.into(&in[2], name, 2, &tc); err != nil {
@@ -2428,6 +2840,10 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
 					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
 				}
 			}
 			if d == &td {
@@ -2444,6 +2860,10 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
 					e = (*E)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
 			}
 			if e == &te {
 				if err := ce.into(&in[4], name, 4, &te); err != nil {
@@ -2458,6 +2878,10 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
 					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
 				}
 			}
 			if f == &tf {
@@ -2474,6 +2898,10 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
 					g = (*G)(p)
 				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
 			}
 			if g == &tg {
 				if err := cg.into(&in[6], name, 6, &tg); err != nil {
@@ -2488,6 +2916,10 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restPointer:
 				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
 					h = (*H)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
 				}
 			}
 			if h == &th {

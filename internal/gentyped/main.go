@@ -136,7 +136,8 @@ func wrapper(b *bytes.Buffer, n, kind int) {
 		l := lower[i]
 		fmt.Fprintf(b, "\t\t\tvar t%s %s\n\t\t\t%s := &t%s\n", l, ps[i], l, l)
 		fmt.Fprintf(b, "\t\t\tswitch c%s.at { // restOf\n\t\t\tcase restValue:\n\t\t\t\t%s = (*%s)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off))\n", l, l, ps[i], i, l)
-		fmt.Fprintf(b, "\t\t\tcase restPointer:\n\t\t\t\tif p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off)); p != nil {\n\t\t\t\t\t%s = (*%s)(p)\n\t\t\t\t}\n\t\t\t}\n", i, l, l, ps[i])
+		fmt.Fprintf(b, "\t\t\tcase restPointer:\n\t\t\t\tif p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off)); p != nil {\n\t\t\t\t\t%s = (*%s)(p)\n\t\t\t\t}\n", i, l, l, ps[i])
+		fmt.Fprintf(b, "\t\t\tcase restHeader:\n\t\t\t\tif hp := unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off); *(*unsafe.Pointer)(hp) != nil {\n\t\t\t\t\t%s = (*%s)(hp)\n\t\t\t\t}\n\t\t\t}\n", i, l, l, ps[i])
 		fmt.Fprintf(b, "\t\t\tif %s == &t%s {\n\t\t\t\tif err := c%s.into(&in[%d], name, %d, &t%s); err != nil {\n\t\t\t\t\treturn 0, err\n\t\t\t\t}\n\t\t\t}\n", l, l, l, i, i, l)
 	}
 	derefs := make([]string, n)
