@@ -237,7 +237,7 @@ func ndArg[T godlpack.Element](v *C.gdl_value, _ string, _ int) (NDArray[T], err
 }
 
 // ndImaged: NDArray[T] has the layout of C's gdl_view (a 64-bit int), so
-// that C's view is the argument itself (ndarray_layout_test.go checks it).
+// that C's view is the argument itself (images_test.go checks it).
 const ndImaged = unsafe.Sizeof(int(0)) == 8
 
 func init() {

@@ -23,7 +23,7 @@ func tensorArg(v *C.gdl_value) (t godlpack.Tensor) {
 
 // tensorImaged: godlpack.Tensor has the layout of C's gdl_tensor_image (a
 // 64-bit platform), so that C writes the typed wrappers' argument itself
-// (tensorarg_test.go checks the offsets). C does so for an exact NumPy
+// (images_test.go checks the offsets). C does so for an exact NumPy
 // array while the GIL serializes conversions (gdl_value.serial), copying
 // its shape and strides into tensorBlock; every other argument is
 // converted by tensorInto.

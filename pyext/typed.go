@@ -116,7 +116,7 @@ const (
 )
 
 // into converts argument i (v) into *dst, which the typed wrappers keep on
-// their stack, when ref has no memory of C's to give.
+// their stack, when the argument is not at rest in C's memory (restOf).
 func (ac *argConv[A]) into(v *C.gdl_value, name string, i int, dst *A) (err error) {
 	p := unsafe.Pointer(dst)
 	switch ac.fast {
