@@ -333,14 +333,7 @@ func borrowArg(v *C.gdl_value) (*consumer.Tensor, error) {
 // (core/validate.c), without checking or copying again: shape and strides
 // alias the producer's arrays, valid until the call returns.
 func cView(v *C.gdl_value) godlpack.Tensor {
-	var dl *godlpack.DLTensor
-	var flags uint64
-	if v.versioned != 0 {
-		m := (*godlpack.DLManagedTensorVersioned)(v.p)
-		dl, flags = &m.DLTensor, m.Flags
-	} else {
-		dl = &(*godlpack.DLManagedTensor)(v.p).DLTensor
-	}
+	dl, flags := managedOf(v)
 	t := godlpack.Tensor{
 		DType:      godlpack.DType{Code: dl.DType.Code, Bits: dl.DType.Bits, Lanes: dl.DType.Lanes},
 		Device:     godlpack.DeviceOf(dl.Device),
@@ -351,12 +344,28 @@ func cView(v *C.gdl_value) godlpack.Tensor {
 	if dl.Strides != nil {
 		t.Strides = dl.StridesSlice()
 	}
-	// Addresses in the first page are NULL for us (godlpack.MinDataAddress):
-	// only empty views carry them, and Go must never hold them as pointers.
-	if addr := *(*uintptr)(unsafe.Pointer(&dl.Data)); addr >= godlpack.MinDataAddress {
-		t.Data = dl.Data
-	}
+	t.Data = dataOf(dl)
 	return t
+}
+
+// managedOf is the DLTensor of argument v's managed tensor (v.p), and its
+// flags (0 for a legacy one).
+func managedOf(v *C.gdl_value) (*godlpack.DLTensor, uint64) {
+	if v.versioned != 0 {
+		m := (*godlpack.DLManagedTensorVersioned)(v.p)
+		return &m.DLTensor, m.Flags
+	}
+	return &(*godlpack.DLManagedTensor)(v.p).DLTensor, 0
+}
+
+// dataOf is dl's data address as Go may hold it: addresses in the first page
+// are NULL for us (godlpack.MinDataAddress), as only empty views carry them
+// and Go must never hold them as pointers.
+func dataOf(dl *godlpack.DLTensor) unsafe.Pointer {
+	if addr := *(*uintptr)(unsafe.Pointer(&dl.Data)); addr >= godlpack.MinDataAddress {
+		return dl.Data
+	}
+	return nil
 }
 
 func resultFor(t reflect.Type) (result, error) {

@@ -75,14 +75,7 @@ func refillTensorBlock() {
 // where the typed wrappers keep their argument (a Tensor built and then
 // copied stalled on store forwarding at each copy).
 func tensorInto(t *godlpack.Tensor, v *C.gdl_value) {
-	var dl *godlpack.DLTensor
-	var flags uint64
-	if v.versioned != 0 {
-		m := (*godlpack.DLManagedTensorVersioned)(v.p)
-		dl, flags = &m.DLTensor, m.Flags
-	} else {
-		dl = &(*godlpack.DLManagedTensor)(v.p).DLTensor
-	}
+	dl, flags := managedOf(v)
 	nd := int(dl.NDim)
 	shape, strides := []int64{}, []int64(nil) // 0-d: empty, not nil (no allocation)
 	if nd > 0 {
@@ -104,13 +97,7 @@ func tensorInto(t *godlpack.Tensor, v *C.gdl_value) {
 			strides = d[nd:n:n]
 		}
 	}
-	// Addresses in the first page are NULL for us (godlpack.MinDataAddress):
-	// only empty views carry them, and Go must never hold them as pointers.
-	var data unsafe.Pointer
-	if addr := *(*uintptr)(unsafe.Pointer(&dl.Data)); addr >= godlpack.MinDataAddress {
-		data = dl.Data
-	}
-	t.Data = data
+	t.Data = dataOf(dl)
 	t.Shape = shape
 	t.Strides = strides
 	t.DType = godlpack.DType{Code: dl.DType.Code, Bits: dl.DType.Bits, Lanes: dl.DType.Lanes}
