@@ -12,7 +12,7 @@ TEST_DEPS := $(shell $(BASEPYTHON) tools/extras.py dev)
 # embed CPython; extensions are built by tools/godlpack_build.py.
 export CGO_CFLAGS := -I$(PYINCLUDE) -O2
 export GOFLAGS := -buildvcs=false
-EXT := pyext/godlpack/_godlpack$(EXT_SUFFIX)
+EXT := python/godlpack/_godlpack$(EXT_SUFFIX)
 # The project's own sources (git's list; a source tree without .git, e.g. the sdist, is searched).
 GOFILES := $(shell git ls-files '*.go' '*.c' '*.h' 2>/dev/null || find . -path ./.venv -prune -o \( -name '*.go' -o -name '*.c' -o -name '*.h' \) -print)
 
@@ -30,13 +30,13 @@ $(VENV)/.deps:
 # The extension module, built in place so tests run against the source tree.
 ext: $(EXT)
 $(EXT): $(GOFILES) go.mod
-	$(BASEPYTHON) tools/godlpack_build.py $(EXT) ./pyext/module
+	$(BASEPYTHON) tools/godlpack_build.py $(EXT) ./module
 
 # The conformance checker's counting probes: a small C extension of their own
 # (test scaffolding, kept out of the production module), built in place.
-PROBE := pyext/godlpack/_probe$(EXT_SUFFIX)
+PROBE := python/godlpack/_probe$(EXT_SUFFIX)
 probe: $(PROBE)
-$(PROBE): pyext/godlpack/_probe.c include/godlpack/dlpack.h
+$(PROBE): python/godlpack/_probe.c include/godlpack/dlpack.h
 	$(CC) -shared -fPIC -O2 -Wall -pthread -I$(PYINCLUDE) -Iinclude -o $@ $<
 
 # Only the project's own files (a Go toolchain unpacked into .gotool/ is not ours);
@@ -47,16 +47,16 @@ lint:
 	go vet ./...
 	$(BASEPYTHON) tools/layers.py
 
-# Go tests of capsule/ embed CPython (internal/pyembed): they link libpython.
+# Go tests of capsule/ embed CPython (internal/testkit/pyembed): they link libpython.
 PYLINK := -L$(PYLIBDIR) $(shell $(BASEPYTHON) -c 'import sysconfig; print("-lpython" + sysconfig.get_config_var("LDVERSION"))')
 # GDL_HEADERS_KEY: the headers' content in every cgo package's build key
 # (the go command keys a package by its own folder's files; tools/godlpack_build.py).
 gotest:
-	CGO_CFLAGS="$(CGO_CFLAGS) -DGDL_HEADERS_KEY=0x$$(find pyext core capsule include -name '*.h' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)" \
+	CGO_CFLAGS="$(CGO_CFLAGS) -DGDL_HEADERS_KEY=0x$$(find pyext internal core capsule include -name '*.h' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)" \
 	  CGO_LDFLAGS="$(PYLINK)" LD_LIBRARY_PATH=$(PYLIBDIR) go test -race -count=1 ./...
 
 pytest: ext probe venv
-	PYTHONPATH=pyext $(PYTHON) -m pytest -q tests
+	PYTHONPATH=python $(PYTHON) -m pytest -q tests
 
 # The whole suite: Go checks, Go tests under the race detector, pytest.
 test: lint gotest pytest
@@ -69,15 +69,15 @@ test: lint gotest pytest
 # pinning, one cgo crossing).
 bench: ext venv
 	$(PYTHON) -c 'import tvm_ffi' 2>/dev/null || $(PYTHON) -m pip install -q apache-tvm-ffi
-	PYTHONPATH=pyext $(PYTHON) bench/bench.py $(if $(UPDATE),--update)
-	PYTHONPATH=pyext $(PYTHON) bench/gpu_bench.py
-	PYTHONPATH=pyext $(PYTHON) bench/scale_bench.py
+	PYTHONPATH=python $(PYTHON) bench/bench.py $(if $(UPDATE),--update)
+	PYTHONPATH=python $(PYTHON) bench/gpu_bench.py
+	PYTHONPATH=python $(PYTHON) bench/scale_bench.py
 	go test -run='^$$' -bench=. -benchtime=200ms ./producer ./consumer
 
 soak: ext venv
-	PYTHONPATH=pyext $(PYTHON) bench/soak.py
+	PYTHONPATH=python $(PYTHON) bench/soak.py
 
-# Regenerate the dtype/device/version tables from internal/gentables/data.go.
+# Regenerate the dtype/device/version tables from internal/gen/tables/data.go.
 generate:
 	go generate ./...
 
@@ -88,7 +88,7 @@ gopy-example: venv
 	cd examples/gopy && $(abspath $(PYTHON)) -m pytest -q -p no:cacheprovider --rootdir . test_vecgopy.py
 
 clean:
-	rm -rf build dist *.egg-info $(EXT) $(PROBE) pyext/godlpack/include
+	rm -rf build dist *.egg-info $(EXT) $(PROBE) python/godlpack/include
 
 # Further targets, one file per concern (wheels, sanitizers, mutants, ...).
 include $(wildcard mk/*.mk)

@@ -5,6 +5,6 @@
 // Subpackages do the work: producer exports Go memory as DLPack managed
 // tensors, consumer imports and validates foreign ones, capsule implements the
 // PyCapsule ownership rules, and pyext is the CPython extension module.
-//go:generate go run ./internal/gentables
+//go:generate go run ./internal/gen/tables
 
 package godlpack

@@ -1,4 +1,4 @@
-"""Builds godlpack._godlpack from the Go package ./pyext/module with the one
+"""Builds godlpack._godlpack from the Go package ./module with the one
 recipe in tools/godlpack_build.py (also used by `make ext`), and ships inside
 the package the public C headers (godlpack.get_include()), the Go source of
 godlpack's module for extensions written in Go (godlpack/go:
@@ -84,9 +84,9 @@ setup(
     options={"build": {"build_base": os.path.join(_SCRATCH, "build")},
              "egg_info": {"egg_base": _SCRATCH}},
     ext_modules=[
-        GoExtension("godlpack._godlpack", "./pyext/module"),
+        GoExtension("godlpack._godlpack", "./module"),
         # The conformance checker's counting probes (test scaffolding, plain C).
-        Extension("godlpack._probe", sources=["pyext/godlpack/_probe.c"], include_dirs=["include"],
+        Extension("godlpack._probe", sources=["python/godlpack/_probe.c"], include_dirs=["include"],
                   extra_compile_args=["-pthread"]),
     ],
     cmdclass={"build_ext": BuildGoExt, "build_py": BuildPyWithHeaders},

@@ -15,10 +15,10 @@ the capsule, importing it and, when the statement's result is dropped, running
 the deleters. Ratios are computed per round (same moment), then summarised as
 median [IQR].
 
-    PYTHONPATH=pyext .venv/bin/python bench/bench.py            # full run, a few minutes
-    PYTHONPATH=pyext .venv/bin/python bench/bench.py --quick    # smoke run
-    PYTHONPATH=pyext .venv/bin/python bench/bench.py --groups torch_import --sizes 256 --repeat 31
-    PYTHONPATH=pyext .venv/bin/python bench/bench.py --loop gdl_from_np --sizes 1KiB --seconds 20
+    PYTHONPATH=python .venv/bin/python bench/bench.py            # full run, a few minutes
+    PYTHONPATH=python .venv/bin/python bench/bench.py --quick    # smoke run
+    PYTHONPATH=python .venv/bin/python bench/bench.py --groups torch_import --sizes 256 --repeat 31
+    PYTHONPATH=python .venv/bin/python bench/bench.py --loop gdl_from_np --sizes 1KiB --seconds 20
         # one path untimed; attach a profiler to the pid it prints
 
 Writes bench/out/bench.json and bench/out/bench.png (bench-quick.* with
@@ -552,7 +552,7 @@ def main() -> int:
     ap.add_argument("--update", action="store_true", help="write the committed bench/results/ (make bench UPDATE=1)")
     ap.add_argument("--compare-build", metavar="DIR",
                     help="also time another godlpack build (DIR holds its godlpack/ package, e.g. a copy of "
-                         "pyext/godlpack from an older commit) on the import paths, in the same process")
+                         "python/godlpack from an older commit) on the import paths, in the same process")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG")
     ap.add_argument("--loop", metavar="KEY", help="run one path untimed for --seconds (for perf/callgrind)")
     ap.add_argument("--seconds", type=float, default=5.0, help="duration of --loop")

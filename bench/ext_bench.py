@@ -67,7 +67,7 @@ def _run(cmd, cwd, env=None):
 
 def build_gosum():
     so = os.path.join(OUT, "gosum" + SUFFIX)
-    if _stale(so, os.path.join(EXT, "gosum"), os.path.join(ROOT, "pyext"), os.path.join(ROOT, "core")):
+    if _stale(so, os.path.join(EXT, "gosum"), os.path.join(ROOT, "pyext"), os.path.join(ROOT, "internal"), os.path.join(ROOT, "core")):
         _run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), so, "."],
              cwd=os.path.join(EXT, "gosum"))
 

@@ -20,7 +20,7 @@ then given as median [IQR]. Peers without a GPU are left out and say so; with
 no GPU at all the run prints one line and exits 0. A godlpack path that fails
 or gives wrong data makes the run exit 1.
 
-    PYTHONPATH=pyext .venv/bin/python bench/gpu_bench.py [--quick] [--rounds N] [--sizes 1MiB,256MiB] [--out F]
+    PYTHONPATH=python .venv/bin/python bench/gpu_bench.py [--quick] [--rounds N] [--sizes 1MiB,256MiB] [--out F]
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@
    with vecmath alone (one Go runtime per process); vecmath is built into
    bench/out/vecmath first.
 
-    PYTHONPATH=pyext python bench/scale_bench.py [--rounds N] [--no-dask]
+    PYTHONPATH=python python bench/scale_bench.py [--rounds N] [--no-dask]
 """
 from __future__ import annotations
 

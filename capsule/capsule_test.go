@@ -9,8 +9,8 @@ import (
 
 	"github.com/godlpack/godlpack"
 	"github.com/godlpack/godlpack/capsule"
-	"github.com/godlpack/godlpack/internal/pyembed"
-	"github.com/godlpack/godlpack/internal/testprod"
+	"github.com/godlpack/godlpack/internal/testkit/pyembed"
+	"github.com/godlpack/godlpack/internal/testkit/testprod"
 )
 
 func TestMain(m *testing.M) {

@@ -1,5 +1,5 @@
 /* Included before <Python.h> by the CPython-linked Go packages (capsule,
- * pyext, internal/pyembed): a plain `go build ./...` / `go test ./...` without
+ * pyext, internal/testkit/pyembed): a plain `go build ./...` / `go test ./...` without
  * CPython's headers stops here with what to do instead of "file not found". */
 #ifndef GODLPACK_NEED_PYTHON_H
 #define GODLPACK_NEED_PYTHON_H

@@ -9,7 +9,7 @@ import (
 
 	"github.com/godlpack/godlpack"
 	"github.com/godlpack/godlpack/consumer"
-	"github.com/godlpack/godlpack/internal/testprod"
+	"github.com/godlpack/godlpack/internal/testkit/testprod"
 )
 
 // A borrowed Tensor is validated like an imported one but never calls the

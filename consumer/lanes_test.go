@@ -10,7 +10,7 @@ import (
 
 	"github.com/godlpack/godlpack"
 	"github.com/godlpack/godlpack/consumer"
-	"github.com/godlpack/godlpack/internal/testprod"
+	"github.com/godlpack/godlpack/internal/testkit/testprod"
 )
 
 // Vector dtypes (lanes > 1), such as PyTorch's float4_e2m1fn_x2 (code 17,

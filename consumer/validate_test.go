@@ -12,7 +12,7 @@ import (
 
 	"github.com/godlpack/godlpack"
 	"github.com/godlpack/godlpack/consumer"
-	"github.com/godlpack/godlpack/internal/testprod"
+	"github.com/godlpack/godlpack/internal/testkit/testprod"
 )
 
 func requireInvalid(t *testing.T, err error, kind error, msgAndArgs ...any) {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/godlpack/godlpack/consumer"
-	"github.com/godlpack/godlpack/internal/testprod"
+	"github.com/godlpack/godlpack/internal/testkit/testprod"
 )
 
 // TestViewOutlivesDroppedTensor (issue 12 item 4): a slice from View must stay

@@ -1,5 +1,5 @@
 # make docs: the API reference, generated from the docstrings and the stubs
-# (pyext/godlpack/*.pyi) by pdoc into docs/ (open docs/index.html).
+# (python/godlpack/*.pyi) by pdoc into docs/api/ (git-ignored: built, not committed).
 DOC_TOOLS ?= .doctools
 .PHONY: docs
 $(DOC_TOOLS)/.deps:
@@ -9,5 +9,5 @@ $(DOC_TOOLS)/.deps:
 
 docs: ext $(DOC_TOOLS)/.deps
 	rm -rf docs/api
-	PYTHONPATH=pyext $(DOC_TOOLS)/bin/pdoc -o docs/api --docformat markdown godlpack godlpack.conformance
+	PYTHONPATH=python $(DOC_TOOLS)/bin/pdoc -o docs/api --docformat markdown godlpack godlpack.conformance
 	@echo "API reference: docs/api/index.html"

@@ -10,9 +10,9 @@ PEERS_BIG ?= tensorflow-cpu paddlepaddle
 PEERS_CHECKED ?= pyarrow array_api_strict mlx ml_dtypes dask tensorflow paddle
 .PHONY: test-peers
 test-peers: ext probe venv $(VENV)/.peers
-	GODLPACK_LARGE_PEERS=1 PYTHONPATH=pyext $(PYTHON) -m pytest -q tests/test_large_peers.py -k "not tensorflow"
-	GODLPACK_LARGE_PEERS=1 PYTHONPATH=pyext $(PYTHON) -m pytest -q tests/test_large_peers.py -k tensorflow
-	PYTHONPATH=pyext $(PYTHON) -m godlpack check $(PEERS_CHECKED); rc=$$?; [ $$rc -le 1 ] || exit $$rc
+	GODLPACK_LARGE_PEERS=1 PYTHONPATH=python $(PYTHON) -m pytest -q tests/test_large_peers.py -k "not tensorflow"
+	GODLPACK_LARGE_PEERS=1 PYTHONPATH=python $(PYTHON) -m pytest -q tests/test_large_peers.py -k tensorflow
+	PYTHONPATH=python $(PYTHON) -m godlpack check $(PEERS_CHECKED); rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
 # numpy pinned to the venv's own: neither peer may replace the NumPy the suite runs on.
 $(VENV)/.peers: $(VENV)/.deps

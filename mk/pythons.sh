@@ -22,21 +22,21 @@ one() {
   tmp=$(mktemp -d)
   suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
   inc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-  ext="pyext/godlpack/_godlpack$suffix" probe="pyext/godlpack/_probe$suffix"
+  ext="python/godlpack/_godlpack$suffix" probe="python/godlpack/_probe$suffix"
   log="$tmp/log"
   echo "== Python $full ($py)"
   status=ok
   if ! { "$py" -m venv "$tmp/venv" && "$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check $DEPS; } >"$log" 2>&1; then
     status="venv/deps failed"
-  elif ! "$tmp/venv/bin/python" tools/godlpack_build.py "$ext" ./pyext/module >>"$log" 2>&1 \
-      || ! ${CC:-cc} -shared -fPIC -O2 -Wall -pthread -I"$inc" -Iinclude -o "$probe" pyext/godlpack/_probe.c >>"$log" 2>&1; then
+  elif ! "$tmp/venv/bin/python" tools/godlpack_build.py "$ext" ./module >>"$log" 2>&1 \
+      || ! ${CC:-cc} -shared -fPIC -O2 -Wall -pthread -I"$inc" -Iinclude -o "$probe" python/godlpack/_probe.c >>"$log" 2>&1; then
     status="build failed"
-  elif ! (cd "$tmp" && PYTHONPATH="$OLDPWD/pyext" "$tmp/venv/bin/python" -c 'import godlpack; godlpack.zeros(1)') >>"$log" 2>&1; then
+  elif ! (cd "$tmp" && PYTHONPATH="$OLDPWD/python" "$tmp/venv/bin/python" -c 'import godlpack; godlpack.zeros(1)') >>"$log" 2>&1; then
     status="import failed"
   fi
   result="-"
   if [ "$status" = ok ]; then
-    PYTHONPATH=pyext "$tmp/venv/bin/python" -m pytest -q -p no:cacheprovider tests >"$tmp/pytest" 2>&1
+    PYTHONPATH=python "$tmp/venv/bin/python" -m pytest -q -p no:cacheprovider tests >"$tmp/pytest" 2>&1
     rc=$?
     result=$(tail -1 "$tmp/pytest" | sed 's/=//g; s/^ *//; s/ *$//')
     [ $rc -eq 0 ] || status="tests failed"

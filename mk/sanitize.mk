@@ -4,7 +4,7 @@
 # allocator_may_return_null: a too-large zeros() is a MemoryError there too.
 # Reports go to build/<san>/report.PID (pytest captures stderr) and are shown.
 # RSS and glibc-heap checks skip there (GODLPACK_SANITIZER is set). pytest's
-# pythonpath setting (pyext first) is overridden so the instrumented build is
+# pythonpath setting (python/ first) is overridden so the instrumented build is
 # the one imported; tests/conftest.py checks that it is.
 SAN_CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address
 SAN_LDFLAGS_asan := -fsanitize=address
@@ -18,13 +18,13 @@ SAN_TESTS ?= tests
 
 .PHONY: asan ubsan asan-ext ubsan-ext
 asan-ext ubsan-ext: %-ext: probe
-	rm -rf build/$* && mkdir -p build/$* && cp -r pyext/godlpack build/$*/ && rm -f build/$*/godlpack/_godlpack*.so \
+	rm -rf build/$* && mkdir -p build/$* && cp -r python/godlpack build/$*/ && rm -f build/$*/godlpack/_godlpack*.so \
 	  && rm -rf build/$*/godlpack/include && cp -r include build/$*/godlpack/include
 	CGO_CFLAGS="$(SAN_CFLAGS_$*)" CGO_LDFLAGS="$(SAN_LDFLAGS_$*)" GOFLAGS="-buildvcs=false $(SAN_GOFLAGS_$*)" \
-	  $(BASEPYTHON) tools/godlpack_build.py build/$*/godlpack/_godlpack$(EXT_SUFFIX) ./pyext/module
+	  $(BASEPYTHON) tools/godlpack_build.py build/$*/godlpack/_godlpack$(EXT_SUFFIX) ./module
 
 asan ubsan: %: %-ext venv
 	LD_PRELOAD="$(SAN_PRELOAD_$*)" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1:log_path=$(CURDIR)/build/$*/report \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/build/$*/report PYTHONMALLOC=malloc GODLPACK_SANITIZER=$* \
-	  PYTHONPATH=$(CURDIR)/build/$*:$(CURDIR)/pyext $(PYTHON) -m pytest -q -p no:cacheprovider -o pythonpath=tests $(SAN_TESTS) \
+	  PYTHONPATH=$(CURDIR)/build/$*:$(CURDIR)/python $(PYTHON) -m pytest -q -p no:cacheprovider -o pythonpath=tests $(SAN_TESTS) \
 	  || { cat build/$*/report.* 2>/dev/null; exit 1; }

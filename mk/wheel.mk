@@ -37,6 +37,6 @@ sdist:
 sdist-test: sdist venv
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	  tar -xzf $$(ls -t $(WHEELHOUSE)/godlpack-*.tar.gz | head -1) -C $$tmp; src=$$(ls -d $$tmp/godlpack-*); \
-	  if ls -d $$src/*.egg-info $$src/pyext/*.egg-info >/dev/null 2>&1; then echo "sdist ships an egg-info"; exit 1; fi; \
+	  if ls -d $$src/*.egg-info $$src/python/*.egg-info >/dev/null 2>&1; then echo "sdist ships an egg-info"; exit 1; fi; \
 	  $(MAKE) -C $$src ext probe BASEPYTHON=$(BASEPYTHON); \
-	  cd $$src && PYTHONPATH=pyext $(abspath $(PYTHON)) -m pytest -q -p no:cacheprovider tests
+	  cd $$src && PYTHONPATH=python $(abspath $(PYTHON)) -m pytest -q -p no:cacheprovider tests

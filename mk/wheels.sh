@@ -41,7 +41,7 @@ debian_row() {
 }
 
 # The NumPy-only suite against an installed godlpack: the tests run from the
-# tree with no pytest config (so pyext/ is not put on the path).
+# tree with no pytest config (so python/ is not put on the path).
 # $1... = the python command, then tests to run (QEMU_TESTS under qemu).
 suite() {
   local tmp; tmp=$(mktemp -d); : >"$tmp/pytest.ini"

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/godlpack/godlpack"
-	"github.com/godlpack/godlpack/internal/testprod"
+	"github.com/godlpack/godlpack/internal/testkit/testprod"
 )
 
 // snapshot reads the process-wide owner and export counters.

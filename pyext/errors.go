@@ -11,7 +11,7 @@ import (
 	"errors"
 	"unsafe"
 
-	"github.com/godlpack/godlpack/pyext/internal/base"
+	"github.com/godlpack/godlpack/internal/cpython/base"
 )
 
 // Errors that choose the Python exception class.

@@ -6,16 +6,16 @@
 //
 // Each extension links godlpack's CPython runtime into its own c-shared
 // library through this package: the Tensor type, from_dlpack, CUDA streams
-// and copies live in the layers below (pyext/internal/exchange, tensor,
+// and copies live in the layers below (internal/cpython/exchange, tensor,
 // cuda, base; docs/architecture.md), whose hot paths are C that calls the
 // CPython API without crossing into Go. godlpack's own module,
-// godlpack._godlpack (pyext/module), uses those layers directly and is not
+// godlpack._godlpack (module), uses those layers directly and is not
 // linked into extensions.
 package pyext
 
 /*
-#cgo CFLAGS: -I${SRCDIR} -I${SRCDIR}/internal/exchange -I${SRCDIR}/internal/tensor -I${SRCDIR}/internal/base -I${SRCDIR}/internal/cuda -I${SRCDIR}/../include -I${SRCDIR}/../core -I${SRCDIR}/../capsule -O2 -Wall -Wno-unused-parameter -fvisibility=hidden
+#cgo CFLAGS: -I${SRCDIR} -I${SRCDIR}/../internal/cpython/exchange -I${SRCDIR}/../internal/cpython/tensor -I${SRCDIR}/../internal/cpython/base -I${SRCDIR}/../internal/cpython/cuda -I${SRCDIR}/../include -I${SRCDIR}/../core -I${SRCDIR}/../capsule -O2 -Wall -Wno-unused-parameter -fvisibility=hidden
 */
 import "C"
 
-import _ "github.com/godlpack/godlpack/pyext/internal/exchange" // the runtime's layers, linked into the extension
+import _ "github.com/godlpack/godlpack/internal/cpython/exchange" // the runtime's layers, linked into the extension

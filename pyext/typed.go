@@ -15,7 +15,7 @@ import (
 	"github.com/godlpack/godlpack/consumer"
 )
 
-//go:generate go run ../internal/gentyped -o typed_gen.go
+//go:generate go run ../internal/gen/typed -o typed_gen.go
 
 // Typed is a Go function wrapped with its argument and result conversions
 // chosen when it is defined, so that a call uses no reflection: pass it to
@@ -26,7 +26,7 @@ import (
 //	Def("add", pyext.FuncE2(add), "...")            // func(x, y []float64) ([]float64, error)
 //
 // FuncN, FuncEN and ProcN exist for N = 0 to 8 parameters (typed_gen.go,
-// written by internal/gentyped); a method's receiver is its first
+// written by internal/gen/typed); a method's receiver is its first
 // parameter, so a method takes up to 7 after it: Func3((*Index).Search)
 // wraps func(*Index, []float64, int) R.
 //

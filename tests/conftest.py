@@ -13,7 +13,7 @@ from godlpack import _godlpack
 import ctypes_producer
 
 # `make asan`/`make ubsan` put the instrumented build first on the path: make
-# sure it is the one under test, not the in-place build in pyext/.
+# sure it is the one under test, not the in-place build in python/.
 _SANITIZER = os.environ.get("GODLPACK_SANITIZER")
 if _SANITIZER and f"{os.sep}build{os.sep}{_SANITIZER}{os.sep}" not in _godlpack.__file__:
     raise RuntimeError(f"GODLPACK_SANITIZER={_SANITIZER} but the module under test is {_godlpack.__file__}")
@@ -26,7 +26,7 @@ collect_ignore = [] if os.environ.get("GODLPACK_LARGE_PEERS") else ["test_large_
 
 def child_env(*first: str, **extra: str) -> dict[str, str]:
     """os.environ for a child Python that imports the godlpack build this
-    process imported (pyext/, or make asan's instrumented one), with first
+    process imported (python/, or make asan's instrumented one), with first
     ahead of it on PYTHONPATH."""
     home = os.path.dirname(os.path.dirname(godlpack.__file__))
     return dict(os.environ, PYTHONPATH=os.pathsep.join([*first, home]), **extra)

@@ -1,7 +1,7 @@
 """tools/godlpack_build.py keys every cgo package's build by the content of
 godlpack's C headers when its sources are a local tree: the go command keys a
 package by the files in its own folder only, so an edit of a header another
-package includes (pyext/internal/base/ftlock.h, included from exchange/)
+package includes (internal/cpython/base/ftlock.h, included from exchange/)
 would otherwise leave that package's old build in use."""
 import os
 import sys
@@ -14,7 +14,7 @@ import godlpack_build  # noqa: E402
 
 def test_the_key_follows_every_header_of_a_local_tree(tmp_path):
     (tmp_path / "go.mod").write_text("module github.com/godlpack/godlpack\n\ngo 1.26\n")
-    deep = tmp_path / "pyext" / "internal" / "base"
+    deep = tmp_path / "internal" / "cpython" / "base"
     deep.mkdir(parents=True)
     (deep / "ftlock.h").write_text("#define X 1\n")
     (tmp_path / "a.go").write_text("package godlpack\n")

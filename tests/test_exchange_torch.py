@@ -230,7 +230,7 @@ def test_zero_size_and_every_plain_dtype_through_the_table(dlpack_calls):
 
 def test_key_set_read_measured_and_per_call():
     # The negative/conjugate bits are read from the exported tensor's key set
-    # once that read is measured (pyext/internal/exchange/torch_quirks.c); on any doubt the
+    # once that read is measured (internal/cpython/exchange/torch_quirks.c); on any doubt the
     # methods are called instead. Either way the answer is per call: a bit set
     # in place after an import is seen by the next one.
     from godlpack import _godlpack

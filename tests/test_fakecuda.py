@@ -1,4 +1,4 @@
-"""godlpack's CUDA code (pyext/internal/cuda/) run against the stand-in CUDA driver
+"""godlpack's CUDA code (internal/cpython/cuda/) run against the stand-in CUDA driver
 (tests/fakecuda/fakecuda.c), so copies, stream handshakes, host syncs and
 context handling are exercised and asserted on machines without a GPU.
 

@@ -75,7 +75,7 @@ def test_sources_declare_godlpack_free_threaded_and_extensions_by_choice():
     ext = open(os.path.join(godlpack.get_go_source(), "pyext", "ext_module.c"), encoding="utf-8").read()
     assert re.search(r"Py_mod_gil;.*free_threaded \? Py_MOD_GIL_NOT_USED : Py_MOD_GIL_USED", ext, re.S), \
         "ext_module.c: GIL_USED unless Module.FreeThreaded"
-    own = os.path.join(ROOT, "pyext", "module", "module.c")
+    own = os.path.join(ROOT, "module", "module.c")
     if os.path.exists(own):
         src = open(own, encoding="utf-8").read()
         assert re.search(r"\{Py_mod_gil, Py_MOD_GIL_NOT_USED\}", src), f"{own} does not declare Py_MOD_GIL_NOT_USED"

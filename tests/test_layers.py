@@ -20,10 +20,11 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def tree(tmp_path):
-    """A copy of pyext/ (C and Go sources) and docs/architecture.md, no .git."""
+    """A copy of the layers' folders (C and Go sources) and docs/architecture.md, no .git."""
     def keep(d, names):
-        return [n for n in names if n in ("godlpack", "__pycache__") or n.endswith(".so")]
-    shutil.copytree(os.path.join(ROOT, "pyext"), tmp_path / "pyext", ignore=keep)
+        return [n for n in names if n == "__pycache__" or n.endswith(".so")]
+    for d in ("pyext", "internal/cpython", "module"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d, ignore=keep)
     (tmp_path / "docs").mkdir()
     shutil.copy(os.path.join(ROOT, "docs", "architecture.md"), tmp_path / "docs")
     return tmp_path
@@ -47,19 +48,19 @@ def test_the_copy_is_clean(tree):
 
 def test_an_upward_call_fails(tree):
     # The driver layer making a Tensor: cuda may not use tensor.
-    append(tree / "pyext/internal/cuda/cudamem.c",
+    append(tree / "internal/cpython/cuda/cudamem.c",
            "\nvoid* gdl_probe_up(void) { return (void*)gdl_tensor_new; }\n")
     r = run("--root", str(tree), "--no-go")
     assert r.returncode == 1
-    assert "pyext/internal/cuda may not use pyext/internal/tensor" in r.stdout
+    assert "internal/cpython/cuda may not use internal/cpython/tensor" in r.stdout
 
 
 def test_a_circle_inside_a_layer_fails(tree):
     # tensor.c refers to tolist.c's gdl_tolist, and tolist.c calls back a new
     # function of tensor.c: allowed within the layer, but a circle.
-    append(tree / "pyext/internal/tensor/tensor.c",
+    append(tree / "internal/cpython/tensor/tensor.c",
            "\nint gdl_probe_a(void) { return gdl_tolist != 0; }\n")
-    append(tree / "pyext/internal/tensor/tolist.c",
+    append(tree / "internal/cpython/tensor/tolist.c",
            "\nint gdl_probe_b(void) { return gdl_probe_a(); }\n")
     r = run("--root", str(tree), "--no-go")
     assert r.returncode == 1
@@ -67,34 +68,35 @@ def test_a_circle_inside_a_layer_fails(tree):
 
 
 def test_a_hand_written_prototype_fails(tree):
-    append(tree / "pyext/internal/exchange/pickle.c", "\nPyObject* gdl_godlpack_module(void);\n")
+    append(tree / "internal/cpython/exchange/pickle.c", "\nPyObject* gdl_godlpack_module(void);\n")
     r = run("--root", str(tree), "--no-go")
     assert r.returncode == 1
     assert "pickle.c declares gdl_godlpack_module itself" in r.stdout
 
 
 def test_a_call_into_a_go_export_of_an_upper_package_fails(tree):
-    # gdlEmpty is godlpack._godlpack's (pyext/module): no layer may call it.
-    append(tree / "pyext/internal/tensor/array.c",
+    # gdlEmpty is godlpack._godlpack's (module): no layer may call it.
+    append(tree / "internal/cpython/tensor/array.c",
            "\nvoid* gdl_probe_go(void) { return (void*)gdlEmpty; }\n")
     r = run("--root", str(tree), "--no-go")
     assert r.returncode == 1
-    assert "array.c -> pyext/module/create.go (gdlEmpty)" in r.stdout
+    assert "array.c -> module/create.go (gdlEmpty)" in r.stdout
 
 
 def test_an_undeclared_folder_fails(tree):
-    os.makedirs(tree / "pyext/internal/extra")
-    (tree / "pyext/internal/extra/x.c").write_text("int gdl_x(void) { return 0; }\n")
+    os.makedirs(tree / "internal/cpython/extra")
+    (tree / "internal/cpython/extra/x.c").write_text("int gdl_x(void) { return 0; }\n")
     r = run("--root", str(tree), "--no-go")
     assert r.returncode != 0
-    assert "pyext/internal/extra is not in docs/architecture.md's layers block" in r.stdout + r.stderr
+    assert "internal/cpython/extra is not in docs/architecture.md's layers block" in r.stdout + r.stderr
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
 def test_go_imports_follow_the_layers(tmp_path):
     # A doc where exchange may not use tensor: exchange/cgo.go imports it.
-    shutil.copytree(os.path.join(ROOT, "pyext"), tmp_path / "pyext",
-                    ignore=lambda d, n: [x for x in n if x in ("godlpack", "__pycache__") or x.endswith(".so")])
+    for d in ("pyext", "internal/cpython", "module"):
+        shutil.copytree(os.path.join(ROOT, d), tmp_path / d,
+                        ignore=lambda d, n: [x for x in n if x == "__pycache__" or x.endswith(".so")])
     for f in ("go.mod", "go.sum"):
         shutil.copy(os.path.join(ROOT, f), tmp_path)
     for d in ("core", "capsule", "producer", "consumer", "include"):
@@ -104,12 +106,12 @@ def test_go_imports_follow_the_layers(tmp_path):
             shutil.copy(os.path.join(ROOT, f), tmp_path)
     (tmp_path / "docs").mkdir()
     doc = open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8").read()
-    doc = doc.replace("pyext/internal/exchange: pyext/internal/tensor pyext/internal/cuda",
-                      "pyext/internal/exchange: pyext/internal/cuda")
+    doc = doc.replace("internal/cpython/exchange: internal/cpython/tensor internal/cpython/cuda",
+                      "internal/cpython/exchange: internal/cpython/cuda")
     (tmp_path / "docs" / "architecture.md").write_text(doc)
     r = run("--root", str(tmp_path))
     assert r.returncode == 1
-    assert "Go: pyext/internal/exchange imports pyext/internal/tensor" in r.stdout
+    assert "Go: internal/cpython/exchange imports internal/cpython/tensor" in r.stdout
 
 
 def undefined_gdl_symbols(so: str) -> list[str]:

@@ -43,7 +43,7 @@ def test_get_include_points_at_real_headers():
 
 
 def test_get_include_from_a_source_tree_is_the_source_include():
-    """An editable install imports the package from pyext/godlpack, where no include/ is copied;
+    """An editable install imports the package from python/godlpack, where no include/ is copied;
     an installed package ships include/ inside itself."""
     pkg = os.path.dirname(os.path.abspath(godlpack.__file__))
     if os.path.isdir(os.path.join(pkg, "include")):  # left by an in-place build: the fallback is unused
@@ -111,7 +111,7 @@ def test_the_manifest_check_in_an_unpacked_sdist_after_a_test_run(tmp_path):
     Those are not the project's files (CI failed on them once); a source file
     the manifest misses still is."""
     root = tmp_path / "godlpack-0"
-    for rel in ("MANIFEST.in", "go.mod", "tests/test_x.py", "pyext/godlpack/__init__.py"):
+    for rel in ("MANIFEST.in", "go.mod", "tests/test_x.py", "python/godlpack/__init__.py"):
         dst = root / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         if rel == "MANIFEST.in":

@@ -1,4 +1,4 @@
-"""Pickling and copying godlpack.Tensor (pyext/internal/exchange/pickle.c): every protocol and
+"""Pickling and copying godlpack.Tensor (internal/cpython/exchange/pickle.c): every protocol and
 dtype, zero-copy out-of-band buffers with protocol 5 (out: a PickleBuffer over
 the tensor's memory; in: the received buffer kept as the memory when it is
 writable and aligned), logical contents of strided views, the read-only flag,

@@ -180,11 +180,12 @@ def test_the_wheel_ships_the_go_source_and_backend(tmp_path):
     exec(compile(text.split("class BuildPyWithHeaders")[0].replace("from godlpack_build import", "# "),
                  "setup.py", "exec"), ns)
     files = ns["go_source_files"]()
-    assert {"go.mod", "go.sum", "pyext/call.go", "pyext/ext.c", "pyext/internal/exchange/import.c",
-            "pyext/internal/base/base.h", "capsule/need_python.h", "include/godlpack/dlpack.h", "core/validate.c",
+    assert {"go.mod", "go.sum", "pyext/call.go", "pyext/ext.c", "internal/cpython/exchange/import.c",
+            "internal/cpython/base/base.h", "capsule/need_python.h", "include/godlpack/dlpack.h", "core/validate.c",
             "tensor.go"} <= set(files)
-    assert not any(f.startswith("pyext/module/") for f in files)  # godlpack's own module: not for extensions
-    assert not any(f.endswith("_test.go") or f.startswith(("examples", "tests", "internal")) for f in files)
+    assert not any(f.startswith("module/") for f in files)  # godlpack's own module: not for extensions
+    assert not any(f.endswith("_test.go") or f.startswith(("examples", "tests", "internal/gen", "internal/testkit")) for f in files)
+    assert all(f.startswith("internal/cpython/") for f in files if f.startswith("internal/"))  # the runtime only
 
 
 def test_vecmath_wheel_holds_the_module_and_its_stub_only(tmp_path):

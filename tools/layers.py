@@ -1,7 +1,8 @@
 """`make lint` step: godlpack's C calls go one way.
 
 Derives, from the sources, which file of the CPython runtime and the
-extension API (pyext/ and everything below it) refers to a symbol defined in
+extension API (the folders of docs/architecture.md's layers block, and every
+folder below their parents) refers to a symbol defined in
 which other file: C functions and data with external linkage, and Go
 `//export` functions (defined by their Go package). It then fails on
 
@@ -116,15 +117,24 @@ def go_exports(src: str) -> set[str]:
     return set(re.findall(r"^//export (\w+)", src, re.M))
 
 
-def tracked_files() -> list[str]:
+def scanned_roots(layers: dict[str, list[str]]) -> list[str]:
+    """The block's folders and their parents (internal/cpython for
+    internal/cpython/base): a new folder beside a layer is found and refused."""
+    roots = set(layers)
+    roots |= {os.path.dirname(d) for d in layers if os.path.dirname(d)}
+    return sorted(roots)
+
+
+def tracked_files(layers: dict[str, list[str]]) -> list[str]:
+    roots = scanned_roots(layers)
     try:
-        out = subprocess.run(["git", "ls-files", "pyext"], cwd=ROOT, capture_output=True, text=True, check=True)
+        out = subprocess.run(["git", "ls-files", *roots], cwd=ROOT, capture_output=True, text=True, check=True)
         files = out.stdout.split()
     except (OSError, subprocess.CalledProcessError):
-        files = [os.path.relpath(os.path.join(d, f), ROOT) for d, _, fs in os.walk(os.path.join(ROOT, "pyext"))
+        files = [os.path.relpath(os.path.join(d, f), ROOT) for r in roots for d, _, fs in os.walk(os.path.join(ROOT, r))
                  for f in fs]
-    return sorted(f for f in files if f.endswith((".c", ".go")) and not f.endswith("_test.go")
-                  and "/godlpack/" not in f and os.path.exists(os.path.join(ROOT, f)))
+    return sorted(set(f for f in files if f.endswith((".c", ".go")) and not f.endswith("_test.go")
+                      and os.path.exists(os.path.join(ROOT, f))))
 
 
 def package_of(path: str, layers: dict[str, list[str]]) -> str:
@@ -135,7 +145,7 @@ def package_of(path: str, layers: dict[str, list[str]]) -> str:
 
 
 def graph(layers: dict[str, list[str]]):
-    files = tracked_files()
+    files = tracked_files(layers)
     texts = {f: open(os.path.join(ROOT, f), encoding="utf-8").read() for f in files}
     definer: dict[str, str] = {}
     problems = []
@@ -197,7 +207,8 @@ def circles(files: list[str], edges) -> list[list[str]]:
 
 def go_import_problems(layers: dict[str, list[str]]) -> list[str]:
     try:
-        out = subprocess.run(["go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./pyext/..."],
+        out = subprocess.run(["go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}",
+                              *("./" + d for d in layers)],
                              cwd=ROOT, capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         return [f"go list failed: {e}"]

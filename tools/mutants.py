@@ -21,7 +21,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXT = "pyext/godlpack/_godlpack" + sysconfig.get_config_var("EXT_SUFFIX")
+EXT = "python/godlpack/_godlpack" + sysconfig.get_config_var("EXT_SUFFIX")
 
 # Test sets (paths relative to the tree).
 INVARIANTS = ["tests/test_invariants.py"]
@@ -76,38 +76,38 @@ MUTANTS = [
            "  if (versioned < 0) return;\n", EXPORT),
     Mutant("capsule: taking a capsule does not rename it to used_*", "capsule/capsule.c",
            "if (PyCapsule_SetName(capsule, used) != 0) return NULL;", "(void)used;", IMPORT),
-    Mutant("import: deleter not run on a validator refusal", "pyext/internal/tensor/tensor.c",
+    Mutant("import: deleter not run on a validator refusal", "internal/cpython/tensor/tensor.c",
            "  if (bad) {\n    owner_decref_keep_error(owner);", "  if (bad) {", IMPORT),
-    Mutant("import: deleter not run on a padded sub-byte refusal", "pyext/internal/tensor/tensor.c",
+    Mutant("import: deleter not run on a padded sub-byte refusal", "internal/cpython/tensor/tensor.c",
            "        (uint32_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes < 8) {\n      owner_decref_keep_error(owner);",
            "        (uint32_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes < 8) {", IMPORT),
-    Mutant("import: deleter not run when the producer's device cannot be moved to", "pyext/internal/exchange/import.c",
+    Mutant("import: deleter not run when the producer's device cannot be moved to", "internal/cpython/exchange/import.c",
            "      Py_DECREF(result); /* may run the producer's deleter: the error is kept (tensor_dealloc saves it) */",
            "      (void)result;", IMPORT + HOSTILE),
-    Mutant("import: deleter not run when copy=False got a copy", "pyext/internal/exchange/import.c",
+    Mutant("import: deleter not run when copy=False got a copy", "internal/cpython/exchange/import.c",
            "  if (copy == Py_False && copied) {\n    Py_DECREF(result);", "  if (copy == Py_False && copied) {", IMPORT),
     # --- READ_ONLY --------------------------------------------------------------------------
-    Mutant("export: READ_ONLY dropped", "pyext/internal/exchange/export.c",
+    Mutant("export: READ_ONLY dropped", "internal/cpython/exchange/export.c",
            "return capsule_for(self, &view, versioned, self->flags & DLPACK_FLAG_BITMASK_READ_ONLY);",
            "return capsule_for(self, &view, versioned, 0);", EXPORT),
-    Mutant("import: READ_ONLY dropped on re-wrap", "pyext/internal/tensor/placement.c",
+    Mutant("import: READ_ONLY dropped on re-wrap", "internal/cpython/tensor/placement.c",
            "r = gdl_tensor_new(t->owner, &t->view, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);",
            "r = gdl_tensor_new(t->owner, &t->view, 0);", IMPORT),
-    Mutant("import: READ_ONLY of a versioned producer dropped", "pyext/internal/tensor/tensor.c",
+    Mutant("import: READ_ONLY of a versioned producer dropped", "internal/cpython/tensor/tensor.c",
            "return gdl_tensor_new(owner, &m->dl_tensor, m->flags);",
            "return gdl_tensor_new(owner, &m->dl_tensor, m->flags & ~DLPACK_FLAG_BITMASK_READ_ONLY);", IMPORT),
-    Mutant("buffer: read-only tensor grants a writable buffer", "pyext/internal/tensor/buffer.c",
+    Mutant("buffer: read-only tensor grants a writable buffer", "internal/cpython/tensor/buffer.c",
            "if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY)) {",
            "if (0) {", BUFFER),
-    Mutant("buffer: read-only flag not reported", "pyext/internal/tensor/buffer.c",
+    Mutant("buffer: read-only flag not reported", "internal/cpython/tensor/buffer.c",
            "view->readonly = (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;", "view->readonly = 0;", BUFFER),
     # --- IS_COPIED ----------------------------------------------------------------------------
-    Mutant("import: copy=True on the same device not IS_COPIED", "pyext/internal/tensor/placement.c",
+    Mutant("import: copy=True on the same device not IS_COPIED", "internal/cpython/tensor/placement.c",
            ": gdl_device_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);", ": gdl_device_copy(t, 0);", IMPORT),
-    Mutant("import: copy=True of host-visible memory to the CPU not IS_COPIED", "pyext/internal/tensor/placement.c",
+    Mutant("import: copy=True of host-visible memory to the CPU not IS_COPIED", "internal/cpython/tensor/placement.c",
            "? gdl_tensor_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED)", "? gdl_tensor_copy(t, 0)",
            IMPORT + ["tests/test_cuda.py"]),
-    Mutant("export: __dlpack__(copy=True) not IS_COPIED", "pyext/internal/exchange/export.c",
+    Mutant("export: __dlpack__(copy=True) not IS_COPIED", "internal/cpython/exchange/export.c",
            "versioned ? DLPACK_FLAG_BITMASK_IS_COPIED : 0", "0", EXPORT),
     # --- validator refusals (core/validate.c, shape.c: the Python import path and Go consumer) ---------
     _validator("negative ndim", "t->ndim < 0 || t->ndim > GDL_MAX_NDIM", "t->ndim < -1 || t->ndim > GDL_MAX_NDIM"),
@@ -139,10 +139,10 @@ MUTANTS = [
            "if (shape[i] == 0) return GDL_SHAPE_OK; /* checked before any stride is read */", "if (0) return 0;",
            ["tests/test_fakecuda.py"]),
     # --- GPU copies (the stand-in driver) ------------------------------------------------------
-    Mutant("cuda: a released device block is reused while queued kernels may read it", "pyext/internal/cuda/cudamem.c",
+    Mutant("cuda: a released device block is reused while queued kernels may read it", "internal/cpython/cuda/cudamem.c",
            "if (c->kind == GDL_MEM_DEVICE && gdl_cu.CtxSynchronize() == 0)", "if (c->kind == GDL_MEM_DEVICE)",
            ["tests/test_fakecuda.py"]),
-    Mutant("parcopy: a share's last bytes are not staged", "pyext/internal/cuda/parcopy.c",
+    Mutant("parcopy: a share's last bytes are not staged", "internal/cpython/cuda/parcopy.c",
            "    n -= blocks * 64;\n", "    n = 0;\n", ["tests/test_fakecuda.py"]),
     # --- Go extensions --------------------------------------------------------------------------
     Mutant("ext: a method's Convert counts the receiver", "pyext/args.go",
@@ -169,16 +169,16 @@ MUTANTS = [
            "\t\tcase in[i].img != nil: // C's image of a Tensor argument\n\t\t\tt = *(*godlpack.Tensor)(in[i].img)\n", "",
            ["tests/test_tensor_args.py"]),
     # --- many Go runtimes ---------------------------------------------------------------------
-    Mutant("sigchain: the dispatcher is never installed", "pyext/internal/base/sigchain.c",
+    Mutant("sigchain: the dispatcher is never installed", "internal/cpython/base/sigchain.c",
            "  if (ok && t->count() > 0) ok = install(t) == 0;", "", ["tests/test_runtimes.py"]),
-    Mutant("sigchain: a handler that forwards back recurses", "pyext/internal/base/sigchain.c",
+    Mutant("sigchain: a handler that forwards back recurses", "internal/cpython/base/sigchain.c",
            "  if (dispatching) return;\n", "", ["tests/test_runtimes.py"]),
     # --- values (issue 33) ----------------------------------------------------------------------
     Mutant("arange: integer elements out of the dtype wrap", "producer/arange.go",
            "if n > 0 && !ok0 || n > 1 && !ok1 {", "if (n > 0 && !ok0 || n > 1 && !ok1) && dt.Bits == 0 {",
            ["tests/test_constructors.py"],
            [("./producer", "TestArange")]),
-    Mutant("import: the legacy retry drops stream=None", "pyext/internal/exchange/import.c",
+    Mutant("import: the legacy retry drops stream=None", "internal/cpython/exchange/import.c",
            "  return gdl_call_dlpack(obj, NULL, stream, NULL, NULL, NULL);",
            "  return gdl_call_dlpack(obj, NULL, NULL, NULL, NULL, NULL);", IMPORT),
     # --- frees of exports and objects ---------------------------------------------------------
@@ -192,24 +192,24 @@ MUTANTS = [
     Mutant("owner: foreign owner struct never freed", "core/owner.c",
            "gdl_managed_free(f->managed, f->versioned);\n  free(f);", "gdl_managed_free(f->managed, f->versioned);",
            MEMORY),
-    Mutant("tensor: Tensor object never freed", "pyext/internal/tensor/tensor.c",
+    Mutant("tensor: Tensor object never freed", "internal/cpython/tensor/tensor.c",
            "  PyObject_Free(self);\n  /* Last:", "  /* Last:", MEMORY),
-    Mutant("tensor: Tensor never releases its owner", "pyext/internal/tensor/tensor.c",
+    Mutant("tensor: Tensor never releases its owner", "internal/cpython/tensor/tensor.c",
            "if (o != NULL) owner_decref_keep_error(o);", "(void)o;", IMPORT),
     # --- free-threading guards (docs/free-threading.md), undone where a GIL build sees it ------
-    Mutant("ft: the keyword cache keeps a tuple with another's slots", "pyext/internal/exchange/export.c",
+    Mutant("ft: the keyword cache keeps a tuple with another's slots", "internal/cpython/exchange/export.c",
            "  memcpy(last_slots, slots, (size_t)nk);\n  gdl_mutex_unlock(&kw_lock);", "  gdl_mutex_unlock(&kw_lock);",
            EXPORT + ["tests/test_free_threading.py"]),
-    Mutant("ft: a type-cache hit hands out the entry without a reference", "pyext/internal/exchange/import_table.c",
+    Mutant("ft: a type-cache hit hands out the entry without a reference", "internal/cpython/exchange/import_table.c",
            "        __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED); /* before unlocking: eviction cannot free it */\n",
            "", IMPORT + ["tests/test_free_threading.py"]),
     # (in pickle.c: go build does not rebuild a package for a header of another directory, ftlock.h)
-    Mutant("ft: __reduce_ex__ holds no reference to the reconstructor", "pyext/internal/exchange/pickle.c",
+    Mutant("ft: __reduce_ex__ holds no reference to the reconstructor", "internal/cpython/exchange/pickle.c",
            "PyObject* rebuild_ref = gdl_ref_slot_get(&rebuild_fn);", "PyObject* rebuild_ref = rebuild_fn.obj;",
            ["tests/test_free_threading.py", "tests/test_pickle.py"]),
-    Mutant("ft: a re-executed module makes a new pickle reconstructor", "pyext/internal/exchange/pickle.c",
+    Mutant("ft: a re-executed module makes a new pickle reconstructor", "internal/cpython/exchange/pickle.c",
            "  if (!same) Py_CLEAR(f);", "  Py_CLEAR(f);", ["tests/test_free_threading.py"]),
-    Mutant("ft: every getbuffer makes the tensor's dims again", "pyext/internal/tensor/buffer.c",
+    Mutant("ft: every getbuffer makes the tensor's dims again", "internal/cpython/tensor/buffer.c",
            "  if (t->bufdims == NULL && n > 0) {", "  if (n > 0) {", ["tests/test_free_threading.py"]),
     Mutant("ft: a popped argument state stays in the pool", "pyext/ext_arrays.c",
            "arg_state* st = npool ? pool[--npool] : NULL;", "arg_state* st = npool ? pool[npool - 1] : NULL;",
@@ -235,8 +235,8 @@ def copy_tree(dst: str) -> None:
             continue
         os.makedirs(os.path.dirname(os.path.join(dst, f)), exist_ok=True)
         shutil.copy2(src, os.path.join(dst, f))
-    for so in glob.glob(os.path.join(ROOT, "pyext/godlpack/_probe*.so")):
-        shutil.copy2(so, os.path.join(dst, "pyext/godlpack"))
+    for so in glob.glob(os.path.join(ROOT, "python/godlpack/_probe*.so")):
+        shutil.copy2(so, os.path.join(dst, "python/godlpack"))
 
 
 class Tree:
@@ -247,7 +247,7 @@ class Tree:
         self.env.pop("CGO_CFLAGS", None)  # the build recipe adds Python's include directory
 
     def build(self) -> tuple[int, str]:
-        return _run([self.python, "tools/godlpack_build.py", EXT, "./pyext/module"], self.path, self.env, 600)
+        return _run([self.python, "tools/godlpack_build.py", EXT, "./module"], self.path, self.env, 600)
 
     def test(self, m: Mutant) -> tuple[int, str]:
         """0 when every selected test passes."""

@@ -1,6 +1,6 @@
 /* A stand-in CUDA driver (libcuda) for tests on machines without a GPU.
  *
- * It implements the cu* entry points godlpack's pyext/internal/cuda/ loads, with host
+ * It implements the cu* entry points godlpack's internal/cpython/cuda/ loads, with host
  * memory acting as device memory (allocations are malloc), and it is as
  * asynchronous as the hardware allows: device work is queued on its stream
  * and done only when something waits for it (the latest schedule a GPU may
