@@ -1,6 +1,6 @@
 # make gpu-test: every GPU test of the project in one command (tools/gpu_test.sh):
-# tests/test_cuda.py, the stand-in driver's tests/test_fakecuda.py (run
-# anywhere), the real-GPU tests/test_gpu_peers.py, a short bench/gpu_bench.py
+# tests/runtime/test_cuda.py, the stand-in driver's tests/runtime/test_fakecuda.py (run
+# anywhere), the real-GPU tests/runtime/test_gpu_peers.py, a short bench/gpu_bench.py
 # and, where compute-sanitizer is on PATH, a memcheck of godlpack's copies.
 # Without a GPU the GPU parts skip and say why. GPU_WHEEL=path/to/wheel tests
 # an installed wheel instead of the in-place build (no Go, no network: the

@@ -8,6 +8,9 @@
 # being skipped. A free-threaded python3.Xt found on the machine is tested
 # too. Prints a table.
 #   bash mk/pythons.sh [--one PYTHON]   (--one: one interpreter, one row on fd 3)
+# SUITE_SKIP="3.11.7 ...": versions (platform.python_version()) built and
+# imported but whose suite is left out: CI runs make test's own Python's
+# suite there, with every peer, and does not run it twice.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS=-buildvcs=false
@@ -35,7 +38,9 @@ one() {
     status="import failed"
   fi
   result="-"
-  if [ "$status" = ok ]; then
+  if [ "$status" = ok ] && [[ " ${SUITE_SKIP:-} " == *" $full "* ]]; then
+    result="suite left to make test (SUITE_SKIP)"
+  elif [ "$status" = ok ]; then
     PYTHONPATH=python "$tmp/venv/bin/python" -m pytest -q -p no:cacheprovider tests >"$tmp/pytest" 2>&1
     rc=$?
     result=$(tail -1 "$tmp/pytest" | sed 's/=//g; s/^ *//; s/ *$//')

@@ -59,7 +59,7 @@ mkdir -p "$dir/bin"
 printf '#!/bin/sh\nexec "%s" -L "%s" -0 "$0" "%s" "$@"\n' \
   "$qemu" "$root" "$root/usr/bin/python$minor" >"$dir/bin/python$minor"
 chmod +x "$dir/bin/python$minor"
-# The tests that compile C (tests/fakecuda) get an aarch64 compiler: zig.
+# The tests that compile C (tests/runtime/fakecuda) get an aarch64 compiler: zig.
 "$tools/bin/python" -c 'import ziglang' 2>/dev/null || "$tools/bin/pip" install -q --disable-pip-version-check ziglang >&2
 printf '#!/bin/sh
 exec "%s" -m ziglang cc -target aarch64-linux-gnu "$@"

@@ -26,5 +26,5 @@ asan-ext ubsan-ext: %-ext: probe
 asan ubsan: %: %-ext venv
 	LD_PRELOAD="$(SAN_PRELOAD_$*)" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1:log_path=$(CURDIR)/build/$*/report \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/build/$*/report PYTHONMALLOC=malloc GODLPACK_SANITIZER=$* \
-	  PYTHONPATH=$(CURDIR)/build/$*:$(CURDIR)/python $(PYTHON) -m pytest -q -p no:cacheprovider -o pythonpath=tests $(SAN_TESTS) \
+	  PYTHONPATH=$(CURDIR)/build/$*:$(CURDIR)/python $(PYTHON) -m pytest -q -p no:cacheprovider -o pythonpath= $(SAN_TESTS) \
 	  || { cat build/$*/report.* 2>/dev/null; exit 1; }

@@ -12,5 +12,5 @@ wheels: $(WHEEL_TOOLS)/.deps
 	OUT=$(WHEELS_OUT) WHEEL_TOOLS=$(WHEEL_TOOLS) bash mk/wheels.sh
 
 wheels-ci: $(WHEEL_TOOLS)/.deps
-	OUT=$(WHEELS_OUT) WHEEL_TOOLS=$(WHEEL_TOOLS) ARCHS=x86_64 SUITE=1 TESTS="test_scaffold.py test_packaging.py" \
+	OUT=$(WHEELS_OUT) WHEEL_TOOLS=$(WHEEL_TOOLS) ARCHS=x86_64 SUITE=1 TESTS="tooling/test_scaffold.py tooling/test_packaging.py" \
 	  PYTHONS=$$($(BASEPYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])') bash mk/wheels.sh

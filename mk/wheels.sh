@@ -20,8 +20,8 @@ WHEEL_TOOLS=$(cd "${WHEEL_TOOLS:-.wheeltools}" && pwd)
 export GOFLAGS=-buildvcs=false PATH="$WHEEL_TOOLS/bin:$PATH"
 DEPS="numpy pytest hypothesis psutil ml_dtypes setuptools>=77"  # 3.11 venvs come with setuptools 65 (no bdist_wheel)
 # Under qemu (about 1.5x slower than native here, on top of a cross CPU) the
-# suite's core files; QEMU_TESTS="$(ls tests | grep ^test_)" runs it all.
-QEMU_TESTS=${QEMU_TESTS:-test_api.py test_numpy.py test_export.py test_from_dlpack.py test_malformed.py test_probe.py test_threads.py test_deleter_errors.py}
+# suite's core files; QEMU_TESTS="$(cd tests && ls */test_*.py)" runs it all.
+QEMU_TESTS=${QEMU_TESTS:-runtime/test_api.py runtime/test_numpy.py runtime/test_export.py runtime/test_from_dlpack.py runtime/test_malformed.py runtime/test_probe.py runtime/test_threads.py runtime/test_deleter_errors.py}
 ROOT=$PWD
 mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 rows=() failed=0

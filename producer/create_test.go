@@ -171,7 +171,7 @@ func TestZerosEveryDType(t *testing.T) {
 // encode is an independent little-endian encoding of v as one element of dt.
 // reference is the expected bytes of one element: computed independently for
 // the standard dtypes, and by the Encoder for the float8 formats (whose codes
-// minifloat_test.go and tests/test_float8.py check against ml_dtypes).
+// minifloat_test.go and tests/runtime/test_float8.py check against ml_dtypes).
 func reference(t *testing.T, dt godlpack.DType, v float64) []byte {
 	if isStandard(dt) {
 		return encode(dt, v)

@@ -11,7 +11,7 @@ import (
 	"github.com/godlpack/godlpack/producer"
 )
 
-// Codes as ml_dtypes writes them (tests/test_float8.py compares thousands of
+// Codes as ml_dtypes writes them (tests/runtime/test_float8.py compares thousands of
 // values, ties and subnormals included, against ml_dtypes itself).
 func TestFloat8EncodingsMatchMLDtypes(t *testing.T) {
 	inputs := []float64{0, math.Copysign(0, -1), 1, -1.5, 1e9, -1e9, math.Inf(1), math.NaN(), 1e-9}

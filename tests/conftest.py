@@ -1,16 +1,25 @@
 """Shared fixtures: every test must leave godlpack's live counters as it found them."""
 from __future__ import annotations
 
-import gc
 import os
-import time
+import sys
 
 import pytest
 
-import godlpack
 from godlpack import _godlpack
 
-import ctypes_producer
+# The shared helpers (harness, ctypes_producer, gomod, dtypes) are imported by
+# name, whatever rootdir or pytest config runs the tests (make wheels runs them
+# with none).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+
+import ctypes_producer  # noqa: E402
+import gomod  # noqa: E402
+from harness import ROOT, _within, live, settle  # noqa: E402
+
+# tests/pyext/NAME/check_NAME.py (pyproject's python_files) import the test
+# extension NAME, which is built on that first import, once per run.
+gomod.install_finder()
 
 # `make asan`/`make ubsan` put the instrumented build first on the path: make
 # sure it is the one under test, not the in-place build in python/.
@@ -21,44 +30,15 @@ if _SANITIZER and f"{os.sep}build{os.sep}{_SANITIZER}{os.sep}" not in _godlpack.
 
 # TensorFlow and PaddlePaddle are too large for CI's venv: their tests run in
 # `make test-peers` only (mk/peers.mk), never as skips in `make test`.
-collect_ignore = [] if os.environ.get("GODLPACK_LARGE_PEERS") else ["test_large_peers.py"]
+collect_ignore = [] if os.environ.get("GODLPACK_LARGE_PEERS") else ["runtime/test_large_peers.py"]
 
 
-def child_env(*first: str, **extra: str) -> dict[str, str]:
-    """os.environ for a child Python that imports the godlpack build this
-    process imported (python/, or make asan's instrumented one), with first
-    ahead of it on PYTHONPATH."""
-    home = os.path.dirname(os.path.dirname(godlpack.__file__))
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([*first, home]), **extra)
-
-
-def live() -> tuple[int, int]:
-    """(live owners, live exported managed tensors)."""
-    return tuple(_godlpack._live())
-
-
-def _within(now: tuple[int, int], baseline: tuple[int, int]) -> bool:
-    return all(n <= b for n, b in zip(now, baseline))
-
-
-def settle(baseline: tuple[int, int], timeout: float = 3.0) -> tuple[int, int]:
-    """Collects garbage until the live counters are back at (or below) baseline
-    (frees done by peers on other threads may lag a little) or timeout passes."""
-    deadline = time.monotonic() + timeout
-    while True:
-        now = live()
-        if _within(now, baseline):
-            return now
-        gc.collect()
-        now = live()
-        if _within(now, baseline) or time.monotonic() > deadline:
-            return now
-        time.sleep(0.01)
-
-
-def back_to(baseline: tuple[int, int]) -> bool:
-    """True once nothing made since baseline is alive any more."""
-    return _within(settle(baseline), baseline)
+def pytest_collection_modifyitems(items):
+    # A test extension's checks hold it to no RuntimeWarning (a coroutine never
+    # awaited, a finalizer's error): each one fails the check that caused it.
+    for item in items:
+        if item.path.name.startswith("check_"):
+            item.add_marker(pytest.mark.filterwarnings("error::RuntimeWarning"))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -93,28 +73,6 @@ def no_leaks(request):
 @pytest.fixture
 def get_capsule_name():
     return ctypes_producer.capsule_name
-
-
-def torch_cuda() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
-
-
-def cupy_gpu() -> bool:
-    try:
-        import cupy
-    except ImportError:
-        return False
-    try:
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
-
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@
 # (git-ignored; GPU_BUNDLE=DIR elsewhere):
 #   .gpu/godlpack-*-cp312-*.whl  pip's build of this tree (tools/godlpack_build.py, Go) with
 #                                CPython GPU_PYVER (default 3.12: pyenv's, or python3.12 on PATH),
-#   .gpu/ext/vecmath-*.whl       the Go extension example, for tests/test_gpu_peers.py,
+#   .gpu/ext/vecmath-*.whl       the Go extension example, for tests/runtime/test_gpu_peers.py,
 #   .gpu/wheels/                 numpy, pytest and pytest's dependencies for that Python, installed
 #                                there only if the machine lacks them.
 # Then, on the GPU machine: make gpu-test GPU_WHEEL=$(ls .gpu/godlpack-*.whl)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make gpu-test: every GPU test of the project in one command (under 5
 # minutes on a GPU machine; GPU parts skip, saying why, elsewhere):
-#   1. pytest tests/test_cuda.py tests/test_fakecuda.py tests/test_gpu_peers.py
+#   1. pytest tests/runtime/test_cuda.py tests/runtime/test_fakecuda.py tests/runtime/test_gpu_peers.py
 #      (the stand-in driver's tests run anywhere a C compiler is),
 #   2. bench/gpu_bench.py --quick,
 #   3. compute-sanitizer memcheck over tools/gpu_memcheck.py, where it is on PATH.
@@ -23,7 +23,7 @@ ROOT=$PWD
 PYTHON=${PYTHON:-.venv/bin/python}
 GPU_WHEEL=${GPU_WHEEL:-}
 GPU_OUT=${GPU_OUT:-$ROOT/bench/out/gpu-test}
-GPU_TESTS=${GPU_TESTS:-tests/test_cuda.py tests/test_fakecuda.py tests/test_gpu_peers.py}
+GPU_TESTS=${GPU_TESTS:-tests/runtime/test_cuda.py tests/runtime/test_fakecuda.py tests/runtime/test_gpu_peers.py}
 T_PYTEST=${GPU_PYTEST_TIMEOUT:-150}
 T_BENCH=${GPU_BENCH_TIMEOUT:-90}
 T_MEMCHECK=${GPU_MEMCHECK_TIMEOUT:-60}
@@ -111,8 +111,8 @@ tests=()
 for t in $GPU_TESTS; do tests+=("$t"); done
 skipped_note=""
 if ! command -v "${CC:-cc}" >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then
-  skipped_note="tests/test_fakecuda.py left out: no C compiler to build the stand-in driver"
-  tests=("${tests[@]/tests\/test_fakecuda.py/}")
+  skipped_note="tests/runtime/test_fakecuda.py left out: no C compiler to build the stand-in driver"
+  tests=("${tests[@]/tests\/runtime\/test_fakecuda.py/}")
   echo "== $skipped_note"
 fi
 

@@ -5,7 +5,7 @@ crash, or time out); the run fails if any mutant survives, if a sabotage no
 longer applies (the code moved: update MUTANTS), or if the unmutated copy does
 not pass its own tests.
 
-usage: python tools/mutants.py [--python PY] [--keep] [--list] [NAME_SUBSTRING...]
+usage: python tools/mutants.py [--python PY] [--jobs N] [--keep] [--list] [NAME_SUBSTRING...]
 """
 from __future__ import annotations
 
@@ -18,18 +18,19 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXT = "python/godlpack/_godlpack" + sysconfig.get_config_var("EXT_SUFFIX")
 
 # Test sets (paths relative to the tree).
-INVARIANTS = ["tests/test_invariants.py"]
-IMPORT = ["tests/test_from_dlpack.py", "tests/test_malformed.py"] + INVARIANTS
-EXPORT = ["tests/test_export.py"] + INVARIANTS
-HOSTILE = ["tests/test_hostile.py"]
-MEMORY = INVARIANTS + ["tests/test_memory.py"]
-BUFFER = INVARIANTS + ["tests/test_api.py"]
+INVARIANTS = ["tests/runtime/test_invariants.py"]
+IMPORT = ["tests/runtime/test_from_dlpack.py", "tests/runtime/test_malformed.py"] + INVARIANTS
+EXPORT = ["tests/runtime/test_export.py"] + INVARIANTS
+HOSTILE = ["tests/runtime/test_hostile.py"]
+MEMORY = INVARIANTS + ["tests/runtime/test_memory.py"]
+BUFFER = INVARIANTS + ["tests/runtime/test_api.py"]
 GO_VALIDATE = [("./consumer", ".")]
 SHAPE = "core/shape.c"  # the validator's count and span arithmetic
 
@@ -68,7 +69,7 @@ MUTANTS = [
            EXPORT),
     Mutant("capsule: destructor deletes an unused versioned capsule's tensor never", "capsule/capsule.c",
            "if (m->deleter != NULL) m->deleter(m);\n  } else {",
-           "(void)m;\n  } else {", EXPORT + ["tests/test_memory.py"]),
+           "(void)m;\n  } else {", EXPORT + ["tests/runtime/test_memory.py"]),
     Mutant("capsule: destructor ignores the used_ name", "capsule/capsule.c",
            "  if (versioned < 0) return;\n",
            "  if (versioned < 0 && name != NULL && strncmp(name, \"used_\", 5) == 0)\n"
@@ -106,7 +107,7 @@ MUTANTS = [
            ": gdl_device_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED);", ": gdl_device_copy(t, 0);", IMPORT),
     Mutant("import: copy=True of host-visible memory to the CPU not IS_COPIED", "internal/cpython/tensor/placement.c",
            "? gdl_tensor_copy(t, DLPACK_FLAG_BITMASK_IS_COPIED)", "? gdl_tensor_copy(t, 0)",
-           IMPORT + ["tests/test_cuda.py"]),
+           IMPORT + ["tests/runtime/test_cuda.py"]),
     Mutant("export: __dlpack__(copy=True) not IS_COPIED", "internal/cpython/exchange/export.c",
            "versioned ? DLPACK_FLAG_BITMASK_IS_COPIED : 0", "0", EXPORT),
     # --- validator refusals (core/validate.c, shape.c: the Python import path and Go consumer) ---------
@@ -137,46 +138,46 @@ MUTANTS = [
     _validator("padded sub-byte extent", "return check_extent(&m->dl_tensor, 8, msg, n);", "return GDL_OK;"),
     Mutant("span: an empty view's strides are read", SHAPE,
            "if (shape[i] == 0) return GDL_SHAPE_OK; /* checked before any stride is read */", "if (0) return 0;",
-           ["tests/test_fakecuda.py"]),
+           ["tests/runtime/test_fakecuda.py"]),
     # --- GPU copies (the stand-in driver) ------------------------------------------------------
     Mutant("cuda: a released device block is reused while queued kernels may read it", "internal/cpython/cuda/cudamem.c",
            "if (c->kind == GDL_MEM_DEVICE && gdl_cu.CtxSynchronize() == 0)", "if (c->kind == GDL_MEM_DEVICE)",
-           ["tests/test_fakecuda.py"]),
+           ["tests/runtime/test_fakecuda.py"]),
     Mutant("parcopy: a share's last bytes are not staged", "internal/cpython/cuda/parcopy.c",
-           "    n -= blocks * 64;\n", "    n = 0;\n", ["tests/test_fakecuda.py"]),
+           "    n -= blocks * 64;\n", "    n = 0;\n", ["tests/runtime/test_fakecuda.py"]),
     # --- Go extensions --------------------------------------------------------------------------
     Mutant("ext: a method's Convert counts the receiver", "pyext/args.go",
-           "o = shiftArrayOption(o) // arrays.go", "_ = shiftArrayOption", ["tests/test_examples.py"]),
+           "o = shiftArrayOption(o) // arrays.go", "_ = shiftArrayOption", ["tests/pyext/test_examples.py"]),
     Mutant("ext: a second __init__ of a live object is silent", "pyext/ext_class.c",
            "  if (o->handle != 0 || Py_TYPE(self) == gdl_class_type(c->id)) {",
-           "  if (Py_TYPE(self) == gdl_class_type(c->id)) return 0;\n  if (o->handle != 0) {", ["tests/test_examples.py"]),
+           "  if (Py_TYPE(self) == gdl_class_type(c->id)) return 0;\n  if (o->handle != 0) {", ["tests/pyext/test_examples.py"]),
     Mutant("ext: an operand Go cannot take is passed on, not NotImplemented", "pyext/ext_class.c",
-           "      if (!takes) Py_RETURN_NOTIMPLEMENTED;", "", ["tests/test_class_operators.py"]),
+           "      if (!takes) Py_RETURN_NOTIMPLEMENTED;", "", ["tests/pyext/opmod/check_opmod.py"]),
     Mutant("ext: slices reach Go unclipped", "pyext/ext_class.c",
-           "  PySlice_AdjustIndices(len, &start, &stop, step);", "", ["tests/test_class_operators.py"]),
+           "  PySlice_AdjustIndices(len, &start, &stop, step);", "", ["tests/pyext/opmod/check_opmod.py"]),
     Mutant("ext: a read-only buffer is exported for writing", "pyext/ext_buffer.c",
            "  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && b.readonly) refusal = \"is read-only\";\n  else ", "  ",
-           ["tests/test_class_operators.py"]),
+           ["tests/pyext/opmod/check_opmod.py"]),
     Mutant("ext: a buffer view never unpins its Go memory", "pyext/ext_buffer.c",
-           "  if (!gdl_forked()) gdlpyReleaseBuffer(st->pin);", "", ["tests/test_class_operators.py"]),
+           "  if (!gdl_forked()) gdlpyReleaseBuffer(st->pin);", "", ["tests/pyext/opmod/check_opmod.py"]),
     # --- arguments at rest: C's images of Tensor arguments (pyext/tensorarg.go) -----------------
     Mutant("ext: a full shape block is refilled in place, under kept Tensors", "pyext/tensorarg.go",
            "\tbuf := new([512]int64)\n", "\tbuf := tensorBlock.buf\n\tif buf == nil {\n\t\tbuf = new([512]int64)\n\t}\n",
-           ["tests/test_tensor_args.py"]),
+           ["tests/pyext/tensormod/check_tensormod.py"]),
     Mutant("ext: C copies every Tensor's shape to the same place", "pyext/ext.c",
-           "  b->used += 2 * nd;\n", "", ["tests/test_tensor_args.py"]),
+           "  b->used += 2 * nd;\n", "", ["tests/pyext/tensormod/check_tensormod.py"]),
     Mutant("ext: a returned slice may alias a Tensor argument C imaged", "pyext/typed.go",
            "\t\tcase in[i].img != nil: // C's image of a Tensor argument\n\t\t\tt = *(*godlpack.Tensor)(in[i].img)\n", "",
-           ["tests/test_tensor_args.py"]),
+           ["tests/pyext/tensormod/check_tensormod.py"]),
     # --- many Go runtimes ---------------------------------------------------------------------
     Mutant("sigchain: the dispatcher is never installed", "internal/cpython/base/sigchain.c",
-           "  if (ok && t->count() > 0) ok = install(t) == 0;", "", ["tests/test_runtimes.py"]),
+           "  if (ok && t->count() > 0) ok = install(t) == 0;", "", ["tests/pyext/test_runtimes.py"]),
     Mutant("sigchain: a handler that forwards back recurses", "internal/cpython/base/sigchain.c",
-           "  if (dispatching) return;\n", "", ["tests/test_runtimes.py"]),
+           "  if (dispatching) return;\n", "", ["tests/pyext/test_runtimes.py"]),
     # --- values (issue 33) ----------------------------------------------------------------------
     Mutant("arange: integer elements out of the dtype wrap", "producer/arange.go",
            "if n > 0 && !ok0 || n > 1 && !ok1 {", "if (n > 0 && !ok0 || n > 1 && !ok1) && dt.Bits == 0 {",
-           ["tests/test_constructors.py"],
+           ["tests/runtime/test_constructors.py"],
            [("./producer", "TestArange")]),
     Mutant("import: the legacy retry drops stream=None", "internal/cpython/exchange/import.c",
            "  return gdl_call_dlpack(obj, NULL, stream, NULL, NULL, NULL);",
@@ -199,21 +200,21 @@ MUTANTS = [
     # --- free-threading guards (docs/free-threading.md), undone where a GIL build sees it ------
     Mutant("ft: the keyword cache keeps a tuple with another's slots", "internal/cpython/exchange/export.c",
            "  memcpy(last_slots, slots, (size_t)nk);\n  gdl_mutex_unlock(&kw_lock);", "  gdl_mutex_unlock(&kw_lock);",
-           EXPORT + ["tests/test_free_threading.py"]),
+           EXPORT + ["tests/runtime/test_free_threading.py"]),
     Mutant("ft: a type-cache hit hands out the entry without a reference", "internal/cpython/exchange/import_table.c",
            "        __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED); /* before unlocking: eviction cannot free it */\n",
-           "", IMPORT + ["tests/test_free_threading.py"]),
+           "", IMPORT + ["tests/runtime/test_free_threading.py"]),
     # (in pickle.c: go build does not rebuild a package for a header of another directory, ftlock.h)
     Mutant("ft: __reduce_ex__ holds no reference to the reconstructor", "internal/cpython/exchange/pickle.c",
            "PyObject* rebuild_ref = gdl_ref_slot_get(&rebuild_fn);", "PyObject* rebuild_ref = rebuild_fn.obj;",
-           ["tests/test_free_threading.py", "tests/test_pickle.py"]),
+           ["tests/runtime/test_free_threading.py", "tests/runtime/test_pickle.py"]),
     Mutant("ft: a re-executed module makes a new pickle reconstructor", "internal/cpython/exchange/pickle.c",
-           "  if (!same) Py_CLEAR(f);", "  Py_CLEAR(f);", ["tests/test_free_threading.py"]),
+           "  if (!same) Py_CLEAR(f);", "  Py_CLEAR(f);", ["tests/runtime/test_free_threading.py"]),
     Mutant("ft: every getbuffer makes the tensor's dims again", "internal/cpython/tensor/buffer.c",
-           "  if (t->bufdims == NULL && n > 0) {", "  if (n > 0) {", ["tests/test_free_threading.py"]),
+           "  if (t->bufdims == NULL && n > 0) {", "  if (n > 0) {", ["tests/runtime/test_free_threading.py"]),
     Mutant("ft: a popped argument state stays in the pool", "pyext/ext_arrays.c",
            "arg_state* st = npool ? pool[--npool] : NULL;", "arg_state* st = npool ? pool[npool - 1] : NULL;",
-           ["tests/test_free_threading.py"]),
+           ["tests/pyext/ftmod/check_ftmod.py"]),
 ]
 
 
@@ -242,7 +243,7 @@ def copy_tree(dst: str) -> None:
 class Tree:
     def __init__(self, path: str, python: str) -> None:
         self.path, self.python = path, python
-        self.env = dict(os.environ, PYTHONPATH=os.path.join(path, "pyext"), GOFLAGS="-buildvcs=false",
+        self.env = dict(os.environ, PYTHONPATH=os.path.join(path, "python"), GOFLAGS="-buildvcs=false",
                         PYTHONDONTWRITEBYTECODE="1")
         self.env.pop("CGO_CFLAGS", None)  # the build recipe adds Python's include directory
 
@@ -262,6 +263,22 @@ class Tree:
                 return rc, out
         return 0, ""
 
+    def judge(self, m: Mutant) -> tuple[str, str, float]:
+        """Applies m to this tree, rebuilds and tests it, and undoes it:
+        (verdict, detail, seconds)."""
+        t1 = time.monotonic()
+        path = os.path.join(self.path, m.file)
+        original = open(path).read()
+        open(path, "w").write(original.replace(m.old, m.new))
+        try:
+            rc, out = self.build()
+            if rc:
+                return "DOES NOT BUILD", _tail(out), time.monotonic() - t1
+            rc, out = self.test(m)
+            return ("killed", _tail(out, 2), time.monotonic() - t1) if rc else ("SURVIVED", "", time.monotonic() - t1)
+        finally:
+            open(path, "w").write(original)
+
 
 def _tail(out: str, n: int = 6) -> str:
     lines = [ln for ln in out.strip().splitlines() if ln.strip()]
@@ -273,6 +290,8 @@ def main() -> int:
     ap.add_argument("--python", default=sys.executable, help="the interpreter with pytest, numpy, torch")
     ap.add_argument("--keep", action="store_true", help="keep the temporary tree")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                    help="mutants judged at once, each in a copy of the tree of its own (default: 2 where 2 cores)")
     ap.add_argument("names", nargs="*", help="run only mutants whose name contains one of these")
     args = ap.parse_args()
     chosen = [m for m in MUTANTS if not args.names or any(s in m.name for s in args.names)]
@@ -281,18 +300,22 @@ def main() -> int:
             print(f"{m.name}  [{m.file}]")
         return 0
     t0 = time.monotonic()
-    tmp = tempfile.mkdtemp(prefix="godlpack-mutants-")
+    jobs = max(1, min(args.jobs, len(chosen)))
+    tmps = [tempfile.mkdtemp(prefix="godlpack-mutants-") for _ in range(jobs)]
     try:
-        copy_tree(tmp)
-        tree = Tree(tmp, args.python)
-        stale = [m.name for m in chosen if open(os.path.join(tmp, m.file)).read().count(m.old) != 1]
+        for tmp in tmps:
+            copy_tree(tmp)
+        trees = [Tree(tmp, args.python) for tmp in tmps]
+        tree = trees[0]
+        stale = [m.name for m in chosen if open(os.path.join(tree.path, m.file)).read().count(m.old) != 1]
         if stale:
             print("sabotages that no longer apply exactly once (update tools/mutants.py):\n  " + "\n  ".join(stale))
             return 2
-        rc, out = tree.build()
-        if rc:
-            print("the unmutated tree does not build:\n" + out)
-            return 2
+        for t in trees:
+            rc, out = t.build()
+            if rc:
+                print("the unmutated tree does not build:\n" + out)
+                return 2
         # The unmutated copy must pass every selected test, or a 'kill' means nothing.
         union = Mutant("baseline", "", "", "", sorted({p for m in chosen for p in m.pytest}),
                        sorted({g for m in chosen for g in m.go}))
@@ -300,29 +323,32 @@ def main() -> int:
         if rc:
             print("the unmutated tree fails its tests:\n      " + _tail(out, 30))
             return 2
-        print(f"baseline: built and passed in {time.monotonic() - t0:.0f} s", flush=True)
+        print(f"baseline: built and passed in {time.monotonic() - t0:.0f} s; {jobs} mutant(s) at a time", flush=True)
         survived, broken = [], []
-        for i, m in enumerate(chosen, 1):
-            t1 = time.monotonic()
-            path = os.path.join(tmp, m.file)
-            original = open(path).read()
-            open(path, "w").write(original.replace(m.old, m.new))
-            try:
-                rc, out = tree.build()
-                if rc:
-                    broken.append(m.name)
-                    verdict, detail = "DOES NOT BUILD", _tail(out)
-                else:
-                    rc, out = tree.test(m)
-                    verdict = "killed" if rc else "SURVIVED"
-                    detail = _tail(out, 2) if rc else ""
-                    if not rc:
+        lock = threading.Lock()
+        todo = list(enumerate(chosen, 1))
+
+        def worker(t: Tree) -> None:
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    i, m = todo.pop(0)
+                verdict, detail, seconds = t.judge(m)
+                with lock:
+                    if verdict == "SURVIVED":
                         survived.append(m.name)
-            finally:
-                open(path, "w").write(original)
-            print(f"[{i}/{len(chosen)}] {verdict:8} {m.name} ({time.monotonic() - t1:.0f} s)", flush=True)
-            if detail:
-                print("      " + detail, flush=True)
+                    elif verdict == "DOES NOT BUILD":
+                        broken.append(m.name)
+                    print(f"[{i}/{len(chosen)}] {verdict:8} {m.name} ({seconds:.0f} s)", flush=True)
+                    if detail:
+                        print("      " + detail, flush=True)
+
+        workers = [threading.Thread(target=worker, args=(t,)) for t in trees]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
         print(f"\n{len(chosen) - len(survived) - len(broken)} of {len(chosen)} mutants killed, "
               f"{len(survived)} survived, {len(broken)} did not build; {time.monotonic() - t0:.0f} s in all")
         for n in survived:
@@ -331,10 +357,11 @@ def main() -> int:
             print(f"  does not build: {n}")
         return 1 if survived or broken else 0
     finally:
-        if args.keep:
-            print(f"tree kept in {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+        for tmp in tmps:
+            if args.keep:
+                print(f"tree kept in {tmp}")
+            else:
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

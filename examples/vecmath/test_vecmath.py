@@ -364,9 +364,9 @@ def test_managed_memory_is_cpu_accessible():
 
 
 @pytest.mark.skipif(not os.environ.get("GODLPACK_LIBCUDA"),
-                    reason="needs the stand-in CUDA driver: tests/test_examples.py runs this with it")
+                    reason="needs the stand-in CUDA driver: tests/pyext/test_examples.py runs this with it")
 def test_the_host_waits_only_for_memory_it_reads():
-    """With a driver loaded (tests/fakecuda, which logs its calls): a managed
+    """With a driver loaded (tests/runtime/fakecuda, which logs its calls): a managed
     argument makes the host synchronise the legacy default stream before Go
     reads it; CUDA device memory never blocks the host (nor does a CUDA
     ordinal the driver lacks fail a sync)."""

@@ -7,7 +7,7 @@
  * our own tensors' memory goes with it, so their addresses are not reused while a
  * Token can still count a second deleter call.
  *
- * The tests' counting producer (tests/ctypes_producer.py) is make() too, with
+ * The tests' counting producer (tests/support/ctypes_producer.py) is make() too, with
  * destructor=False: then every deleter call a record counts came from a consumer.
  *
  * Memory safety, also when misused from Python: a managed tensor is read only

@@ -6,7 +6,7 @@
  * Each driver call retains the device's primary context and releases it
  * afterwards; memory allocated here holds its own reference until freed, so
  * godlpack never keeps a context alive that nothing of its uses.
- * tests/fakecuda is a stand-in driver that runs all of this without a GPU. */
+ * tests/runtime/fakecuda is a stand-in driver that runs all of this without a GPU. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>

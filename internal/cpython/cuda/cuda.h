@@ -1,5 +1,5 @@
 /* Layer cuda: the only code that talks to the CUDA driver (dlopen-ed on
- * first use; tests/fakecuda is its stand-in): streams, memory godlpack
+ * first use; tests/runtime/fakecuda is its stand-in): streams, memory godlpack
  * allocates through the driver, and the byte copies across the bus. It
  * returns owners (core/owner.h) and never makes Tensors: the tensor layer
  * wraps what it returns. Streams use the array API numbering: 1 legacy

@@ -1,0 +1,408 @@
+"""Array requirements (pyext.Require, Convert, ConvertWriteBack, NDArray)
+against NumPy, PyTorch and JAX inputs, wrong inputs and threads. Run by
+tests/pyext/test_arrays.py in a process of its own, with arrmod on PYTHONPATH."""
+import ctypes
+import gc
+import os
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import arrmod
+
+
+def unaligned(values, dtype=np.float64):
+    """values in memory one byte off an element boundary (what Dask hands
+    over after a zero-copy unpickle of a buffer at an odd offset)."""
+    values = np.asarray(values, dtype)
+    buf = bytearray(values.nbytes + 1)
+    x = np.frombuffer(buf, offset=1, dtype=dtype, count=values.size).reshape(values.shape)
+    x[...] = values
+    assert x.ctypes.data % np.dtype(dtype).alignment != 0
+    return x
+
+
+def writable_broadcast(n=3, rows=2):
+    """A writable array whose rows share memory (stride 0)."""
+    return np.lib.stride_tricks.as_strided(np.arange(float(n)), shape=(rows, n), strides=(0, 8))
+
+
+# ---- shape, ndim, layout, dtype, device, writability -----------------------
+
+def test_shape_with_a_wildcard_is_accepted_and_refused_naming_the_argument():
+    x = np.arange(12.0).reshape(4, 3)
+    assert np.from_dlpack(arrmod.rowsums(x)).tolist() == [3.0, 12.0, 21.0, 30.0]
+    assert np.from_dlpack(arrmod.rowsums(np.zeros((0, 3)))).tolist() == []
+    with pytest.raises(BufferError, match=r"^rowsums\(\) argument 1: want shape \(\*, 3\), got \(4, 2\)$"):
+        arrmod.rowsums(np.zeros((4, 2)))
+    with pytest.raises(BufferError, match=r"want shape \(\*, 3\), got \(3,\)"):
+        arrmod.rowsums(np.zeros(3))
+
+
+def test_ndim_requirement():
+    assert arrmod.sum_1d(np.arange(4.0)) == 6.0
+    with pytest.raises(BufferError, match=r"sum_1d\(\) argument 1: want ndim 1, got 2 \(shape \(2, 2\)\)"):
+        arrmod.sum_1d(np.zeros((2, 2)))
+
+
+def test_a_shape_is_never_converted():
+    with pytest.raises(BufferError, match=r"matvec\(\) argument 1: want ndim 2, got 1"):
+        arrmod.matvec([1.0], [1.0])  # converted, then still refused
+    with pytest.raises(BufferError, match=r"matvec\(\) argument 2: want ndim 1, got 2"):
+        arrmod.matvec([[1.0]], [[1.0]])
+
+
+def test_the_nd_view_sees_strided_inputs_without_a_copy():
+    x = np.arange(12.0).reshape(4, 3)
+    assert arrmod.info(x) == "[4 3] [3 1] 0,1,2,3,4,5,6,7,8,9,10,11 c=true f=false flat=true"
+    assert arrmod.info(x.T) == "[3 4] [1 3] 0,3,6,9,1,4,7,10,2,5,8,11 c=false f=true flat=false"
+    assert arrmod.info(x[::-1, ::2]) == "[4 2] [-3 2] 9,11,6,8,3,5,0,2 c=false f=false flat=false"
+    assert arrmod.info(x[:, 1]) == "[4] [3] 1,4,7,10 c=false f=false flat=false"
+    assert arrmod.info(np.broadcast_to(np.arange(3.0), (2, 3))) == "[2 3] [0 1] 0,1,2,0,1,2 c=false f=false flat=false"
+    assert arrmod.info(np.array(7.0)) == "[] [] 7 c=true f=true flat=true"
+    assert arrmod.info(np.zeros((0, 5))) == "[0 5] [0 0]  c=true f=true flat=true"  # NumPy's strides
+    # The reflection path builds the same view.
+    assert arrmod.info_refl(x[::-1, ::2]) == arrmod.info(x[::-1, ::2])
+
+
+def test_the_nd_view_writes_through_strides_in_place():
+    base = np.arange(24.0).reshape(4, 6)
+    view = base[::2, ::-3]
+    want = base.copy()
+    want[::2, ::-3] *= 10
+    arrmod.nd_scale(view, 10.0)
+    np.testing.assert_array_equal(base, want)
+
+
+def test_nd_view_of_torch_and_jax_arrays():
+    torch = pytest.importorskip("torch")
+    t = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+    assert arrmod.info(t.T) == arrmod.info(t.numpy().T)
+    assert arrmod.info(t[:, ::2]) == arrmod.info(t.numpy()[:, ::2])
+    jnp = pytest.importorskip("jax.numpy")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    j = jnp.arange(6.0, dtype=jnp.float64).reshape(2, 3)
+    assert arrmod.info(j) == "[2 3] [3 1] 0,1,2,3,4,5 c=true f=false flat=true"
+    assert np.from_dlpack(arrmod.rowsums(j)).tolist() == [3.0, 12.0]
+
+
+def test_row_of_a_c_contiguous_2d_array_and_its_refusals():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert arrmod.rows_c(x) == "[0 1 2][3 4 5]"
+    with pytest.raises(BufferError, match=r"rows_c\(\) argument 1: want C-contiguous, got strides \(1, 3\) for shape \(3, 2\)"):
+        arrmod.rows_c(x.T)
+    with pytest.raises(BufferError, match="want dtype float32, got float64"):
+        arrmod.rows_c(np.zeros((2, 2)))
+
+
+def test_fortran_order():
+    x = np.arange(6.0).reshape(2, 3)
+    assert arrmod.flat_f(np.asfortranarray(x)) == "[0 3 1 4 2 5]"
+    with pytest.raises(BufferError, match="want Fortran-contiguous, got strides \\(3, 1\\)"):
+        arrmod.flat_f(x)
+    assert arrmod.flat_f_conv(x) == "[0 3 1 4 2 5]"  # converted into a Fortran-ordered temporary
+    assert arrmod.flat_f_conv([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]) == "[0 3 1 4 2 5]"
+
+
+def test_tensor_parameters_with_dtype_ndim_layout_and_device_requirements():
+    torch = pytest.importorskip("torch")
+    assert arrmod.tensor_cpu(torch.zeros(2, 2)) == "float32 [2 2] cpu:0"
+    assert arrmod.tensor_cpu(np.zeros((2, 5), np.float32)) == "float32 [2 5] cpu:0"
+    with pytest.raises(BufferError, match=r"tensor_cpu\(\) argument 1: want dtype float32, got float64"):
+        arrmod.tensor_cpu(torch.zeros(2, 2, dtype=torch.float64))
+    with pytest.raises(BufferError, match="want ndim 2, got 1"):
+        arrmod.tensor_cpu(torch.zeros(2))
+    with pytest.raises(BufferError, match=r"tensor_cuda\(\) argument 1: want a CUDA array, got an array on cpu"):
+        arrmod.tensor_cuda(torch.zeros(2))
+    with pytest.raises(BufferError, match="want C-contiguous, got a strided array of shape \\(3, 2\\)"):
+        arrmod.tensor_c(torch.zeros(2, 3).T)
+    assert arrmod.tensor_c(torch.zeros(2, 3)) == "float32 [2 3] cpu:0"
+    assert arrmod.borrow_shape(torch.zeros(5, 2)) == "[5 2]"
+    with pytest.raises(BufferError, match=r"borrow_shape\(\) argument 1: want shape \(\*, 2\), got \(2, 3\)"):
+        arrmod.borrow_shape(torch.zeros(2, 3))
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype, _capsule_new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("data", ctypes.c_void_p),
+                ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class OnDevice:
+    """float64 values in host memory labelled as a device's (2: CUDA, which
+    Go must never read); counts its deleter's calls."""
+
+    NAME = b"dltensor_versioned"
+
+    def __init__(self, device_type, values):
+        self.device = (device_type, 0)
+        self.memory = (ctypes.c_double * len(values))(*values)
+        self.shape = (ctypes.c_int64 * 1)(len(values))
+        self.strides = (ctypes.c_int64 * 1)(2)  # every other element: not contiguous
+        self.deleted = 0
+        self.deleter = _DELETER(self._delete)
+        self.managed = []
+
+    def _delete(self, _):
+        self.deleted += 1
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, **kw):
+        m = _DLManagedTensorVersioned(1, 0, None, ctypes.cast(self.deleter, ctypes.c_void_p).value, 0,
+                                      ctypes.addressof(self.memory), self.device[0], 0, 1, 2, 64, 1,
+                                      ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64)),
+                                      ctypes.cast(self.strides, ctypes.POINTER(ctypes.c_int64)), 0)
+        self.managed.append(m)
+        return _capsule_new(ctypes.addressof(m), self.NAME, None)
+
+
+def test_a_cuda_array_is_refused_by_cpu_parameters_even_with_conversion():
+    for f in (arrmod.sum_conv, arrmod.info, arrmod.nd_sum_conv, arrmod.tensor_cpu):
+        x = OnDevice(2, [1.0, 2.0])
+        with pytest.raises(BufferError, match=r"want memory the CPU can read, got an array on cuda \(device type 2\)"):
+            f(x)
+        assert x.deleted == 1  # released exactly once
+    x = OnDevice(2, [1.0, 2.0])
+    assert arrmod.tensor_cuda(x) == "float64 [2] cuda:0" and x.deleted == 1
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():  # a real GPU: no silent device copy either
+        g = torch.arange(6, dtype=torch.float64, device="cuda").reshape(2, 3)
+        assert arrmod.tensor_cuda(g) == "float64 [2 3] cuda:0"
+        for f in (arrmod.sum_conv, arrmod.info, arrmod.rowsums, arrmod.tensor_cpu):
+            with pytest.raises(BufferError, match="want memory the CPU can read, got an array on cuda"):
+                f(g)
+        with pytest.raises(BufferError, match="want memory the CPU can read"):
+            arrmod.scale_wb(g, 2.0)
+        assert g.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_written_arguments_must_be_writable_and_not_jax():
+    x = np.arange(6.0).reshape(2, 3)
+    x.setflags(write=False)
+    with pytest.raises(BufferError, match=r"nd_scale\(\) argument 1 is read-only, and nd_scale may write to it"):
+        arrmod.nd_scale(x, 2.0)
+    with pytest.raises(BufferError, match="read-only"):
+        arrmod.scale_wb(x[:, 0], 2.0)  # would need a conversion: still refused
+    jnp = pytest.importorskip("jax.numpy")
+    for f in (arrmod.nd_scale, arrmod.scale_wb, arrmod.nd_scale_wb):
+        with pytest.raises(BufferError, match="JAX.*immutable"):
+            f(jnp.ones((2, 3)), 2.0)
+
+
+def test_a_definition_with_impossible_requirements_fails_the_import():
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.ExtensionFileLoader("arrmod_bad", arrmod.__file__)  # PyInit_arrmod_bad, same library
+    spec = importlib.util.spec_from_file_location("arrmod_bad", arrmod.__file__, loader=loader)
+    with pytest.raises(ImportError, match=r"arrmod_bad.scale: pyext.Require\(1\): parameter 1 is not an array"):
+        importlib.util.module_from_spec(spec)
+
+
+# ---- conversion ------------------------------------------------------------
+
+def test_without_conversion_non_conforming_inputs_are_refused():
+    with pytest.raises(BufferError, match=r"sum\(\) argument 1: data at 0x[0-9a-f]+ is not aligned for float64"):
+        arrmod.sum(unaligned([1.0, 2.0]))
+    with pytest.raises(BufferError, match=r"sum\(\) argument 1: not C-contiguous \(strides \[0\]"):
+        arrmod.sum(np.broadcast_to(np.float64(2.0), (4,)))
+    with pytest.raises(BufferError, match=r"sum_1d\(\) argument 1: want C-contiguous, got strides \(2,\) for shape "
+                                          r"\(3,\); pass a conforming copy, or allow a conversion in Go \(pyext.Convert\)"):
+        arrmod.sum_1d(np.arange(6.0)[::2])
+    with pytest.raises(BufferError, match="dtype float32, want float64"):
+        arrmod.sum(np.zeros(2, np.float32))
+    with pytest.raises(BufferError, match=r"sum_1d\(\) argument 1: want dtype float64, got >f8; pass a conforming copy"):
+        arrmod.sum_1d(np.zeros(2, ">f8"))
+    with pytest.raises(BufferError, match=r"info\(\) argument 1: want dtype float64, got datetime64\[s\]"):
+        arrmod.info(np.zeros(2, "M8[s]"))
+    with pytest.raises(TypeError):
+        arrmod.sum([1.0, 2.0])
+    with pytest.raises(TypeError):
+        arrmod.sum_1d([1.0, 2.0])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(5.0),                                         # conforming: zero-copy
+    lambda: unaligned(np.arange(5.0)),                              # unaligned
+    lambda: np.arange(10.0)[::2] // 2,                              # strided result, 0..4
+    lambda: np.arange(5, dtype=np.float32),                         # dtype
+    lambda: np.arange(5, dtype=np.int32),                           # int to float
+    lambda: np.arange(5.0).astype(">f8"),                           # byte order
+    lambda: [0, 1, 2, 3, 4],                                        # a list
+    lambda: (0.0, 1.0, 2.0, 3.0, 4.0),                              # a tuple
+])
+def test_conversion_accepts_what_numpy_would_convert(make):
+    x = make()
+    before = sys.getrefcount(x)
+    assert arrmod.sum_conv(x) == 10.0
+    assert sys.getrefcount(x) == before
+
+
+def test_conversion_of_scalars_broadcasts_and_peers():
+    assert arrmod.sum_conv(3.5) == 3.5
+    assert arrmod.sum_conv(np.broadcast_to(np.float64(2.0), (5,))) == 10.0
+    assert arrmod.nd_sum_conv(np.arange(6.0).reshape(2, 3).T) == 15.0
+    assert arrmod.info_conv(np.arange(6.0).reshape(2, 3).T) == "[3 2] [2 1] 0,3,1,4,2,5 c=true f=false flat=true"
+    torch = pytest.importorskip("torch")
+    assert arrmod.sum_conv(torch.arange(6, dtype=torch.float64).reshape(2, 3).T[0]) == 3.0  # strided
+    assert arrmod.sum_conv(torch.ones(4)) == 4.0  # float32 to float64
+    assert arrmod.isum_conv(torch.arange(4, dtype=torch.int32)) == 6
+    jnp = pytest.importorskip("jax.numpy")
+    assert arrmod.sum_conv(jnp.ones(3, dtype=jnp.float32)) == 3.0
+    assert np.from_dlpack(arrmod.matvec(jnp.eye(2, dtype=jnp.float32), [2, 3])).tolist() == [2.0, 3.0]
+
+
+def test_conversion_refuses_unsafe_casts_and_non_arrays():
+    with pytest.raises(BufferError, match=r"isum_conv\(\) argument 1: want dtype int64, got float64, and converting "
+                                          r"the numpy.ndarray to int64 failed: Cannot cast"):
+        arrmod.isum_conv(np.ones(2))
+    with pytest.raises(BufferError, match="isum_conv.*not an array, and converting the list to int64 failed"):
+        arrmod.isum_conv([1.5])
+    with pytest.raises(BufferError, match="converting the str to float64 failed"):
+        arrmod.sum_conv("abc")
+
+
+def test_write_back_of_unaligned_strided_and_fortran_arguments():
+    y = np.arange(8.0)
+    arrmod.scale_wb(y[::2], 10.0)
+    assert y.tolist() == [0.0, 1.0, 20.0, 3.0, 40.0, 5.0, 60.0, 7.0]
+    u = unaligned([1.0, 2.0, 3.0])
+    arrmod.scale_wb(u, 2.0)
+    assert u.tolist() == [2.0, 4.0, 6.0]
+    m = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    arrmod.nd_scale_wb(m, 3.0)
+    assert m.tolist() == [[0.0, 3.0, 6.0], [9.0, 12.0, 15.0]]
+    c = np.arange(6.0).reshape(2, 3)
+    arrmod.scale_wb(c, 2.0)  # conforming: in place, no temporary
+    assert c.tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    torch = pytest.importorskip("torch")
+    t = torch.arange(6, dtype=torch.float64).reshape(2, 3)
+    arrmod.nd_scale_wb(t.T, -1.0)
+    assert t.tolist() == [[-0.0, -1.0, -2.0], [-3.0, -4.0, -5.0]]
+
+
+def test_write_back_happens_also_when_the_function_panics():
+    y = np.arange(6.0)
+    with pytest.raises(RuntimeError, match="after scaling"):
+        arrmod.scale_wb_panic(y[::2], 2.0)
+    assert y.tolist() == [0.0, 1.0, 4.0, 3.0, 8.0, 5.0]
+
+
+def test_write_back_refusals():
+    with pytest.raises(BufferError, match=r"scale_wb\(\) argument 1: want dtype float64, got float32, and a conversion "
+                                          r"of dtype cannot be written back"):
+        arrmod.scale_wb(np.ones(3, np.float32), 2.0)
+    b = writable_broadcast()
+    with pytest.raises(BufferError, match="broadcast \\(stride 0 in dimension 0\\).*cannot go back"):
+        arrmod.nd_scale_wb(b, 2.0)
+    assert b.tolist() == [[0.0, 1.0, 2.0]] * 2
+    with pytest.raises(BufferError, match="read-only"):
+        arrmod.nd_scale_wb(np.broadcast_to(np.arange(3.0), (2, 3)), 2.0)
+    with pytest.raises(BufferError, match="a list is no array"):
+        arrmod.scale_wb([1.0, 2.0], 2.0)
+    # Without any conversion option, a written non-conforming argument is refused.
+    with pytest.raises(BufferError, match="not C-contiguous"):
+        arrmod.scale(np.arange(4.0)[::2], 2.0)
+
+
+# ---- Dask-shaped blocks ----------------------------------------------------
+
+def test_dask_like_blocks_work_with_conversion_and_are_refused_without():
+    blocks = [unaligned(np.arange(100.0)), np.broadcast_to(np.float64(1.0), (100,)),
+              np.broadcast_to(np.arange(10.0), (10, 10))]
+    for b in blocks:
+        assert arrmod.sum_conv(b) == float(np.sum(b))
+        with pytest.raises(BufferError, match="not aligned|not C-contiguous"):
+            arrmod.sum(b)
+
+
+def test_dask_map_blocks_with_the_synchronous_scheduler():
+    da = pytest.importorskip("dask.array")
+    total = np.arange(40.0).sum()
+    x = da.from_array(np.arange(40.0).reshape(8, 5), chunks=(4, 5))
+    # Blocks moved one byte off their alignment (as a zero-copy unpickle at an odd offset does).
+    odd = x.map_blocks(unaligned, dtype=float)
+    sums = odd.map_blocks(lambda b: np.array([[arrmod.sum_conv(b)]]), chunks=(1, 1), dtype=float)
+    assert sums.compute(scheduler="synchronous").sum() == total
+    with pytest.raises(BufferError, match="not aligned for float64"):
+        odd.map_blocks(lambda b: np.array([[arrmod.sum(b)]]), chunks=(1, 1), dtype=float).compute(scheduler="synchronous")
+    # Broadcast blocks: stride 0.
+    bc = da.broadcast_to(da.arange(5.0, chunks=5), (8, 5), chunks=(4, 5))
+    rows = bc.map_blocks(lambda b: np.from_dlpack(arrmod.rowsums(np.asarray(b)[:, :3])), chunks=(4,), drop_axis=1,
+                         dtype=float)
+    assert rows.compute(scheduler="synchronous").tolist() == [3.0] * 8  # an NDArray takes stride 0 as it is
+    conv = bc.map_blocks(lambda b: np.array([[arrmod.sum_conv(b)]]), chunks=(1, 1), dtype=float)
+    assert conv.compute(scheduler="synchronous").sum() == 8 * 10.0
+    with pytest.raises(BufferError, match="not C-contiguous"):
+        bc.map_blocks(lambda b: np.array([[arrmod.sum(b)]]), chunks=(1, 1), dtype=float).compute(scheduler="synchronous")
+
+
+# ---- threads and leaks -----------------------------------------------------
+
+def test_eight_threads_convert_and_write_back_without_the_gil():
+    errors = []
+    ys = [np.arange(2000.0) for _ in range(8)]
+
+    def work(k):
+        try:
+            for _ in range(200):
+                assert arrmod.sum_conv_nogil(unaligned(np.ones(1000))) == 1000.0
+                assert arrmod.sum_conv_nogil(np.ones(1000, np.float32)) == 1000.0
+            arrmod.scale_wb_nogil(ys[k][::2], 2.0)
+        except Exception as e:  # noqa: BLE001  reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for y in ys:
+        want = np.arange(2000.0)
+        want[::2] *= 2
+        np.testing.assert_array_equal(y, want)
+
+
+def _rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+@pytest.mark.skipif(bool(os.environ.get("GODLPACK_SANITIZER")), reason="RSS is meaningless under a sanitizer")
+def test_ten_thousand_conversions_free_their_temporaries():
+    big = unaligned(np.ones(100_000))  # 800 kB copied per call
+    wb = np.ones(200_000)[::2]
+    f32 = np.ones(100_000, np.float32)
+    for _ in range(200):
+        arrmod.sum_conv(big)
+        arrmod.sum_conv(f32)
+        arrmod.scale_wb(wb, 1.0)
+    gc.collect()
+    before = _rss()
+    for _ in range(10_000):
+        arrmod.sum_conv(big)
+        arrmod.sum_conv(f32)
+        arrmod.scale_wb(wb, 1.0)
+        try:
+            arrmod.isum_conv(big)
+        except BufferError:
+            pass
+    gc.collect()
+    grown = _rss() - before
+    assert grown < 16 << 20, f"RSS grew {grown / 2**20:.1f} MiB over 10,000 rounds (a leak would be GiBs)"
+    assert sys.getrefcount(big) == sys.getrefcount(f32)

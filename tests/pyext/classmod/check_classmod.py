@@ -1,0 +1,499 @@
+"""The typed wrappers of every arity and the class features of pyext,
+against CPython's own protocol checks (collections.abc, operator, weakref,
+copy, pickle). Run by tests/pyext/test_classes.py in a process of its own, with
+classmod on PYTHONPATH."""
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+import classmod
+
+
+@pytest.fixture(autouse=True)
+def no_leaks():
+    """Every test leaves no object of a Go class (nor a Go iterator) alive."""
+    gc.collect()
+    before = classmod.live_objects()
+    yield
+    gc.collect()
+    assert classmod.live_objects() == before
+
+
+# ---- typed wrappers of every arity ---------------------------------------------
+
+def test_three_and_six_parameter_typed_functions_match_reflection():
+    x = np.arange(4.0)
+    assert classmod.sum3(x, 2.0, 1) == classmod.sum3_refl(x, 2.0, 1) == 13.0
+    assert classmod.mix6(x, 2.0, 1, True, "t", 0.5) == classmod.mix6_refl(x, 2.0, 1, True, "t", 0.5) == "t:-13.5"
+    assert classmod.mix6e(x, 1.0, 0) == "t:6"
+    assert classmod.mix6e(x, 1.0, 0, tag="k", b=1.0, neg=True) == "k:-7"
+    with pytest.raises(ValueError, match="^mix6e: empty tag$"):
+        classmod.mix6e(x, 1.0, 0, tag="")
+    classmod.store6(1, 2, 3, 4, 5, 6)
+    assert classmod.sink6() == 21
+    assert classmod.add8(1, 2, 3, 4, 5, 6, 7, 8) == 36
+
+
+def test_a_typed_method_of_six_parameters():
+    v = classmod.Vec(6)
+    assert v.fill6(1, 2, 3, 4, 5, 6.5) == 21.5 and list(v) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.5]
+    with pytest.raises(IndexError, match="^fill6: 2 values, want 6$"):
+        classmod.Vec(2).fill6(1, 2, 3, 4, 5, 6)
+    with pytest.raises(TypeError, match=r"Vec.fill6\(\) argument 6 must be float, not str"):
+        v.fill6(1, 2, 3, 4, 5, "x")
+
+
+def test_typed_arguments_are_checked_and_named_like_reflection():
+    x = np.arange(4.0)
+    refs = sys.getrefcount(x)  # 2 before Python 3.14, 1 from 3.14 (the call borrows its argument)
+    for f in (classmod.mix6, classmod.mix6_refl):
+        with pytest.raises(TypeError, match=r"argument 5 must be str, not int"):
+            f(x, 1.0, 1, True, 5, 0.5)
+        with pytest.raises(BufferError, match=r"argument 1: dtype float32, want float64"):
+            f(np.zeros(2, np.float32), 1.0, 1, True, "t", 0.5)
+        with pytest.raises(TypeError, match=r"takes 6 positional arguments but 5 were given"):
+            f(x, 1.0, 1, True, "t")
+    with pytest.raises(TypeError, match=r"mix6e\(\) argument 'n' must be int, not str"):
+        classmod.mix6e(x, 1.0, n="a")
+    with pytest.raises(RuntimeError, match=r"^Go panic in panic3\(\): panic3\(1, 2, 3\)"):
+        classmod.panic3(1, 2, 3)
+    assert sys.getrefcount(x) == refs
+
+
+# ---- weak references -------------------------------------------------------------
+
+def test_weak_references_to_an_object_of_a_weakref_class():
+    import weakref
+
+    v = classmod.Vec(2)
+    r = weakref.ref(v)
+    called = []
+    r2 = weakref.ref(v, called.append)
+    assert r() is v and weakref.getweakrefcount(v) == 2
+    d = weakref.WeakValueDictionary({"v": v})
+    p = weakref.proxy(v)
+    assert len(p) == 2
+    del v
+    gc.collect()
+    assert r() is None and called == [r2] and "v" not in d
+    with pytest.raises(ReferenceError):
+        len(p)
+
+
+def test_a_class_without_weakref_refuses_weak_references():
+    import weakref
+
+    with pytest.raises(TypeError, match="cannot create weak reference to 'classmod.Bare' object"):
+        weakref.ref(classmod.Bare())
+
+
+# ---- repr and str ------------------------------------------------------------------
+
+def test_repr_is_gostring_and_str_is_string():
+    v = classmod.Vec.filled(2, 1.5)
+    assert repr(v) == "classmod.Vec(2)" and str(v) == "[1.5 1.5]" and f"{v}" == "[1.5 1.5]"
+    p = classmod.Point(1, 2)
+    assert repr(p) == str(p) == "Point(1, 2)"  # String alone: both
+    assert repr(classmod.Bare()).startswith("<classmod.Bare object at 0x")
+
+
+# ---- static and class methods -------------------------------------------------------
+
+def test_static_methods_take_no_receiver():
+    import inspect
+
+    a, b = classmod.Vec.filled(3, 2.0), classmod.Vec.filled(3, 0.5)
+    assert classmod.Vec.dot(a, b) == a.dot(a, b) == 3.0
+    assert classmod.Vec.norm2(1.0, 2.0, 2.0) == 3.0
+    assert isinstance(inspect.getattr_static(classmod.Vec, "dot"), staticmethod)
+    assert str(inspect.signature(classmod.Vec.dot)) == "(a, b)"
+    with pytest.raises(TypeError, match=r"argument 2 must be classmod.Vec, not int"):
+        classmod.Vec.dot(a, 1)
+
+
+def test_class_methods_make_objects_of_the_class():
+    import inspect
+
+    v = classmod.Vec.filled(2)
+    assert type(v) is classmod.Vec and str(v) == "[1 1]"
+    assert str(classmod.Vec.filled(3, v=2.5)) == "[2.5 2.5 2.5]"
+    assert str(v.filled(1, 4.0)) == "[4]"  # through an object too
+    assert isinstance(inspect.getattr_static(classmod.Vec, "filled"), classmethod)
+    assert str(inspect.signature(classmod.Vec.filled)) == "(n, v=1.0)"
+
+
+# ---- comparison and hashing -----------------------------------------------------------
+
+def test_rich_comparison_from_equal_and_less():
+    import functools
+    import operator
+
+    a, b, c = classmod.Vec.filled(2, 1.0), classmod.Vec.filled(2, 1.0), classmod.Vec.filled(2, 2.0)
+    assert a == b and not a != b and a is not b
+    assert a != c and not a == c
+    assert a < c and a <= c and c > a and c >= a and a <= b and a >= b
+    assert not (a < b or a > b or c < a or c <= a)
+    for op in (operator.lt, operator.le, operator.gt, operator.ge):
+        assert op(a, c) == op((1.0, 1.0), (2.0, 2.0))
+    assert sorted([c, a]) == [a, c] and max(a, c) is c
+    assert sorted([c, a], key=functools.cmp_to_key(lambda x, y: (x > y) - (x < y))) == [a, c]
+    # Other types: NotImplemented, so == is identity and < is TypeError.
+    assert a.__eq__(1) is NotImplemented and a.__lt__("x") is NotImplemented
+    assert a != 1 and not (a == "x") and a != classmod.Point(1, 1)
+    with pytest.raises(TypeError, match="'<' not supported between instances of 'classmod.Vec' and 'int'"):
+        a < 1
+
+
+def test_hash_from_hash_agrees_with_equal():
+    from collections.abc import Hashable
+
+    a, b = classmod.Vec.filled(2, 1.0), classmod.Vec.filled(2, 1.0)
+    assert isinstance(a, Hashable) and hash(a) == hash(b)
+    assert {a: 1}[b] == 1 and len({a, b, classmod.Vec(2)}) == 2
+    assert hash(classmod.Vec.filled(1, -0.0)) == hash(classmod.Vec.filled(1, 0.0))
+
+
+def test_equal_without_hash_is_unhashable_and_bare_hashes_by_identity():
+    from collections.abc import Hashable
+
+    p = classmod.Point(1, 2)
+    assert p == classmod.Point(1, 2) and p != classmod.Point(2, 1)
+    assert classmod.Point.__hash__ is None and not isinstance(p, Hashable)
+    with pytest.raises(TypeError, match="unhashable type: 'classmod.Point'"):
+        hash(p)
+    b = classmod.Bare()
+    assert hash(b) == hash(b) and b == b and b != classmod.Bare()
+
+
+# ---- the sequence protocol -------------------------------------------------------------
+
+def test_len_getitem_setitem_delitem_with_negative_indices():
+    import operator
+    from collections.abc import Container, Iterable, Sized
+
+    v = classmod.Vec(0)
+    for x in (1.0, 2.0, 3.0):
+        v.append(x)
+    assert isinstance(v, Sized) and isinstance(v, Container) and isinstance(v, Iterable)
+    assert len(v) == 3 and operator.length_hint(v) == 3 and bool(v)
+    assert [v[0], v[1], v[2]] == [1.0, 2.0, 3.0] and [v[-1], v[-3]] == [3.0, 1.0]
+    assert v[True] == 2.0 and operator.getitem(v, -2) == 2.0
+    v[-1] = 30.0
+    v[0] = 10
+    assert str(v) == "[10 2 30]"
+    del v[-3]
+    assert str(v) == "[2 30]" and len(v) == 2
+    operator.delitem(v, 0)
+    assert str(v) == "[30]"
+    assert not classmod.Vec(0)
+
+
+@pytest.mark.parametrize("key, exc, msg", [
+    (3, IndexError, "classmod.Vec index out of range"),
+    (-4, IndexError, "classmod.Vec index out of range"),
+    (2**70, IndexError, "cannot fit 'int' into an index-sized integer"),
+    ("a", TypeError, "classmod.Vec indices must be integers, not str"),
+    (1.0, TypeError, "classmod.Vec indices must be integers, not float"),
+    (slice(0, 1), TypeError, "classmod.Vec indices must be integers, not slice"),
+])
+def test_bad_indices_raise_as_a_list_does(key, exc, msg):
+    v = classmod.Vec(3)
+    for op in (lambda: v[key], lambda: v.__setitem__(key, 1.0), lambda: v.__delitem__(key)):
+        with pytest.raises(exc) as e:
+            op()
+        assert str(e.value) == msg
+    assert len(v) == 3
+
+
+def test_setitem_checks_the_value():
+    v = classmod.Vec(1)
+    with pytest.raises(TypeError, match=r"argument 2 must be float, not str"):
+        v[0] = "x"
+    with pytest.raises(TypeError, match=r"takes 1 arguments \(2 given\)"):
+        v.__getitem__(0, 1)
+
+
+def test_contains():
+    v = classmod.Vec.filled(2, 4.0)
+    assert 4.0 in v and 4 in v and 5.0 not in v
+    assert "a" not in v and None not in v  # not of the element type: not in it
+
+
+# ---- iteration ---------------------------------------------------------------------------
+
+def test_iter_from_an_iter_seq_method():
+    from collections.abc import Iterator
+
+    v = classmod.Vec(0)
+    for x in (1.0, 2.0, 3.0):
+        v.append(x)
+    it = iter(v)
+    assert isinstance(it, Iterator) and iter(it) is it
+    assert list(it) == [1.0, 2.0, 3.0] and list(it) == []
+    with pytest.raises(StopIteration):
+        next(it)
+    assert list(v) == [1.0, 2.0, 3.0] and sum(v) == 6.0 and sorted(v, reverse=True) == [3.0, 2.0, 1.0]
+    assert [(a, b) for a in v for b in v][:2] == [(1.0, 1.0), (1.0, 2.0)]
+    assert list(classmod.Vec(0)) == []
+    assert [repr(p) for p in classmod.Point(1, 2)] == ["Point(2, 1)", "Point(1, 2)"]  # objects of a class
+
+
+def test_an_iterator_left_unfinished_stops_its_go_sequence():
+    v = classmod.Vec.filled(5, 1.0)
+    before = classmod.stopped()
+    it = iter(v)
+    assert next(it) == 1.0
+    assert classmod.stopped() == before
+    del it
+    assert classmod.stopped() == before + 1  # the sequence's defer ran
+    for _ in v:
+        break
+    gc.collect()
+    assert classmod.stopped() == before + 2
+    assert list(v) and classmod.stopped() == before + 3  # finished: stopped at the end, not when freed
+
+
+def test_an_iterator_keeps_its_object_alive():
+    it = iter(classmod.Vec.filled(2, 7.0))
+    gc.collect()
+    assert list(it) == [7.0, 7.0]
+
+
+def test_a_panic_while_iterating_is_a_runtime_error():
+    v = classmod.Vec(0)
+    for x in (1.0, 13.0, 2.0):
+        v.append(x)
+    it = iter(v)
+    assert next(it) == 1.0
+    with pytest.raises(RuntimeError, match="Go panic in Vec.__next__\\(\\): unlucky 13"):
+        next(it)
+    del it
+
+
+def test_an_iterator_resumed_on_other_threads():
+    import threading
+
+    v = classmod.Vec(0)
+    for x in range(6):
+        v.append(float(x))
+    it = iter(v)
+    got = [next(it)]
+
+    def step():
+        got.append(next(it))
+
+    for _ in range(4):
+        t = threading.Thread(target=step)
+        t.start()
+        t.join()
+    got += list(it)
+    assert got == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+# ---- context manager, call ---------------------------------------------------------------
+
+def test_context_manager_enter_and_exit():
+    import contextlib
+    from contextlib import AbstractContextManager
+
+    v = classmod.Vec(1)
+    assert isinstance(v, AbstractContextManager)
+    with v as x:
+        assert x is v and v.entered() == 1
+    with pytest.raises(KeyError):
+        with v:
+            raise KeyError("k")  # not suppressed
+    with contextlib.ExitStack() as stack:
+        assert stack.enter_context(v) is v
+    assert v.entered() == 3 and v.exits() == "[false true false]"
+    with pytest.raises(TypeError, match=r"takes 3 arguments \(1 given\)"):
+        v.__exit__(None)
+
+
+def test_call():
+    from collections.abc import Callable
+
+    v = classmod.Vec.filled(2, 1.5)
+    assert callable(v) and isinstance(v, Callable)
+    w = v(2.0)
+    assert type(w) is classmod.Vec and str(w) == "[3 3]" and str(v) == "[1.5 1.5]"
+    with pytest.raises(ValueError, match="^negative scale$"):
+        v(-1.0)
+    with pytest.raises(RuntimeError, match=r"Go panic in Vec.__call__\(\): scale by NaN"):
+        v(float("nan"))
+    with pytest.raises(TypeError, match="must be float, not str"):
+        v("x")
+    assert not callable(classmod.Point(1, 2))
+
+
+# ---- custom exceptions ---------------------------------------------------------------------
+
+def test_custom_exceptions_and_their_bases():
+    import pickle
+
+    assert issubclass(classmod.ParseError, ValueError) and issubclass(classmod.NotFound, KeyError)
+    assert classmod.ParseError.__module__ == "classmod" and classmod.ParseError.__name__ == "ParseError"
+    assert classmod.ParseError.__doc__ == "Input that does not parse."
+    assert classmod.parse("42") == 42
+    with pytest.raises(classmod.ParseError) as e:
+        classmod.parse("4x")
+    assert type(e.value) is classmod.ParseError and str(e.value) == 'cannot parse "4x"'
+    assert type(pickle.loads(pickle.dumps(e.value))) is classmod.ParseError
+    with pytest.raises(ValueError):  # caught as its base too
+        classmod.parse("x")
+    with pytest.raises(classmod.NotFound) as e:  # wrapped with %w: errors.As finds it
+        classmod.parse("missing")
+    assert e.value.args == ("parse: missing not found",)
+    with pytest.raises(ValueError) as e:  # no custom type: Def's rules
+        classmod.parse("")
+    assert type(e.value) is ValueError
+    with pytest.raises(IndexError, match="^no such row$"):
+        classmod.index_error()
+
+
+# ---- references and leaks --------------------------------------------------------------------
+
+def test_no_references_leak_through_the_protocols():
+    v = classmod.Vec.filled(3, 1.0)
+    key = 1
+    n_v, n_key = sys.getrefcount(v), sys.getrefcount(key)
+    for _ in range(100):
+        v[key], v[-1] = v[key], 2.0
+        _ = 1.0 in v, "x" in v, v == v, v < v, v != 1, hash(v), len(v), list(v), repr(v), str(v)
+        with v:
+            pass
+        try:
+            v[10]
+        except IndexError:
+            pass
+        try:
+            classmod.parse("bad")
+        except ValueError:
+            pass
+    assert sys.getrefcount(v) == n_v and sys.getrefcount(key) == n_key
+
+
+def test_equal_and_hash_by_value_of_a_comparable_go_type():
+    from collections.abc import Hashable
+
+    a, b, c = classmod.Key("a", 1, 0.0), classmod.Key("a", 1, -0.0), classmod.Key("a", 2, 0.0)
+    assert a == b and not a != b and a != c and a != classmod.Key("b", 1, 0.0)
+    assert isinstance(a, Hashable) and hash(a) == hash(b)
+    assert len({a, b, c, classmod.Key("a", 2, 0.0)}) == 2 and {a: 1}[b] == 1
+    assert a != "a" and a.__eq__(1) is NotImplemented
+    nan = classmod.Key("n", 0, float("nan"))
+    assert nan != nan  # as Go's == (and Python's float) says
+
+
+# ---- subclassing from Python ---------------------------------------------------------------
+
+class Labelled(classmod.Vec):
+    def __init__(self, n, label):
+        super().__init__(n)
+        self.label = label
+
+    def total(self):
+        return sum(self)
+
+
+def test_a_python_subclass_holds_the_go_value_made_by_super_init():
+    import pickle
+    import weakref
+
+    v = Labelled(3, "x")
+    assert isinstance(v, classmod.Vec) and type(v) is Labelled and v.label == "x"
+    v[0] = 2.0
+    v.append(1.0)
+    assert len(v) == 4 and v.total() == 3.0 and list(v) == [2.0, 0.0, 0.0, 1.0]
+    u = classmod.Vec(0)
+    for x in (2.0, 0.0, 0.0, 1.0):
+        u.append(x)
+    assert classmod.Vec.dot(v, v) == 5.0 and v == u and u == v and hash(v) == hash(u)
+    assert v != classmod.Vec(4) and v > classmod.Vec(4) and v < classmod.Vec.filled(4, 3.0)
+    assert str(v) == "[2 0 0 1]" and repr(v) == "classmod.Vec(4)"
+    with v as same:
+        assert same is v
+    w = v(2.0)
+    assert type(w) is classmod.Vec and str(w) == "[4 0 0 2]"  # a *T result: the Go class's own object
+    r = weakref.ref(v)
+    v.cycle = v  # through the subclass's __dict__: the collector frees it
+    del v, same
+    gc.collect()
+    assert r() is None
+    with pytest.raises(TypeError, match="cannot pickle"):
+        pickle.dumps(Labelled(1, "y"))
+
+
+def test_a_subclass_without_init_inherits_the_go_one_and_class_methods_make_it():
+    class Plain(classmod.Vec):
+        pass
+
+    p = Plain(2)
+    assert type(p) is Plain and len(p) == 2
+    q = Plain.filled(3, v=2.0)
+    assert type(q) is Plain and str(q) == "[2 2 2]"
+    with pytest.raises(ValueError, match="Vec: n must be >= 0, got -1"):
+        Plain(-1)
+    with pytest.raises(TypeError, match="missing required argument 'n'"):
+        Plain()
+
+
+def test_a_subclass_whose_init_skips_super_holds_nothing_and_says_so():
+    class Forgot(classmod.Vec):
+        def __init__(self):
+            pass
+
+    f = Forgot()
+    with pytest.raises(TypeError, match=r"holds no Go value: its __init__ must call classmod.Vec.__init__"):
+        len(f)
+    with pytest.raises(TypeError, match="holds no Go value"):
+        f.append(1.0)
+    with pytest.raises(TypeError, match="holds no Go value"):
+        classmod.Vec.dot(f, classmod.Vec(1))
+    with pytest.raises(TypeError, match="holds no Go value"):
+        f[0]
+    classmod.Vec.__init__(f, 2)  # late, but it works
+    assert len(f) == 2
+    with pytest.raises(TypeError, match="holds its Go value already"):
+        classmod.Vec.__init__(f, 3)
+
+
+def test_classes_are_final_unless_subclassable():
+    with pytest.raises(TypeError, match="is not an acceptable base type"):
+        class Sub(classmod.Bare):
+            pass
+
+
+def test_protocols_from_many_threads():
+    import threading
+
+    v = classmod.Vec.filled(50, 1.0)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(20):
+                assert sum(v) == 50.0 and v[-1] == 1.0 and len(v) == 50 and 1.0 in v
+                it = iter(v)
+                next(it)  # freed unfinished, on this thread
+                with v:
+                    pass
+                assert v == classmod.Vec.filled(50, 1.0)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    its = [iter(v) for _ in range(3)]
+    for it in its:
+        next(it)
+    t = threading.Thread(target=its.clear)  # unfinished iterators freed on another thread
+    t.start()
+    t.join()
+    assert its == []
