@@ -286,7 +286,9 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
       return -1;
     }
   }
-  if (fn->req[i] != NULL) { /* pyext.Require, Convert, NDArray: ext_arrays.c */
+  int buffer = fn->req[i] == NULL && typed ? gdl_buffer_only(obj) : 0; /* bytes, array.array... */
+  if (buffer < 0) return -1;
+  if (fn->req[i] != NULL || buffer) { /* pyext.Require, Convert, NDArray, buffers: ext_arrays.c */
     a->how[i] = ARG_REQ;
     a->arrays = 1;
     return gdl_req_arg(fn, i, obj, &a->v[i]);
@@ -660,8 +662,14 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
     if (argv[j] == NULL) {
       a.v[i] = fn->defaults[i];
     } else if (convert(fn, i, argv[j], &a) < 0) {
+      /* An operator's operand its parameter refuses: the other operand's turn. */
+      int other = fn->req[i] != NULL && fn->req[i]->operand && PyErr_ExceptionMatches(PyExc_BufferError);
       name_argument(fn, i);
       free_arrays(&a, i + 1);
+      if (other) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+      }
       return NULL;
     }
   }
