@@ -80,7 +80,27 @@ static PyObject* method_repr(PyObject* self) {
                               ((PyTypeObject*)m->owner)->tp_name);
 }
 
-static PyGetSetDef method_getset[] = {{"__doc__", method_doc, NULL, NULL, NULL},
+static PyObject* method_objclass(PyObject* self, void* closure) { return Py_NewRef(((gdl_method*)self)->owner); }
+
+/* Pickling by reference, as CPython's method descriptors (list.append):
+ * getattr(Class, name). Bound methods (types.MethodType) pickle as
+ * getattr(obj, name) themselves. */
+static PyObject* method_reduce(PyObject* self, PyObject* unused) {
+  const gdl_method* m = (const gdl_method*)self;
+  PyObject* getattr = NULL; /* strong: builtins is a dict any thread may change */
+  if (PyDict_GetItemStringRef(PyEval_GetBuiltins(), "getattr", &getattr) < 0) return NULL;
+  if (getattr == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "godlpack: no builtin getattr");
+    return NULL;
+  }
+  /* the attribute's name: a special method's fn may serve several (__lt__, __gt__) */
+  return Py_BuildValue("N(Os)", getattr, m->owner, m->sp ? m->sp->name : gdl_short_name(m->fn->name));
+}
+
+static PyMethodDef method_methods[] = {{"__reduce__", method_reduce, METH_NOARGS, NULL}, {NULL}};
+
+static PyGetSetDef method_getset[] = {{"__objclass__", method_objclass, NULL, NULL, NULL},
+                                      {"__doc__", method_doc, NULL, NULL, NULL},
                                       {"__name__", method_name, NULL, NULL, NULL},
                                       {"__text_signature__", method_text_signature, NULL, NULL, NULL},
                                       {"__qualname__", method_qualname, NULL, NULL, NULL},
@@ -96,6 +116,7 @@ static PyTypeObject method_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
     .tp_descr_get = method_get,
     .tp_getset = method_getset,
+    .tp_methods = method_methods,
 };
 
 /* ---- special methods (class.go's builders) ---------------------------------- */

@@ -497,3 +497,56 @@ def test_protocols_from_many_threads():
     t.start()
     t.join()
     assert its == []
+
+
+# ---- pickling functions and methods -----------------------------------------------------------
+
+def test_functions_pickle_by_reference_as_builtins_do():
+    import copy
+    import math
+    import pickle
+
+    f = classmod.sum3
+    assert f.__self__ is classmod and f.__module__ == "classmod"
+    assert f.__name__ == f.__qualname__ == "sum3" and f.__reduce__() == "sum3"
+    assert type(f) is type(math.sqrt) and f.__doc__ == "sum(x)*a + n, typed."
+    for proto in range(pickle.HIGHEST_PROTOCOL + 1):
+        assert pickle.loads(pickle.dumps(f, proto)) is f
+    assert copy.copy(f) is f and copy.deepcopy(f) is f
+    assert pickle.loads(pickle.dumps(classmod.add8))(1, 2, 3, 4, 5, 6, 7, 8) == 36
+    assert pickle.loads(pickle.dumps(classmod.mix6e))(np.arange(4.0), 1.0, 0, tag="k") == "k:6"
+
+
+def test_methods_pickle_as_list_append_does():
+    import pickle
+
+    V = classmod.Vec
+    assert V.append.__qualname__ == "Vec.append" and V.append.__objclass__ is V
+    for m in (V.append, V.fill6, V.dot, V.__len__, V.__getitem__, V.__contains__, V.__call__):
+        for proto in range(pickle.HIGHEST_PROTOCOL + 1):
+            assert pickle.loads(pickle.dumps(m, proto)) is m
+    assert pickle.loads(pickle.dumps(V.filled)) == V.filled  # a class method, bound to the class
+    assert pickle.loads(pickle.dumps(V.filled))(2, 3.0) == V.filled(2, 3.0)
+    v = V.filled(2, 1.5)
+    bound = pickle.loads(pickle.dumps(v.append))  # a bound method: the object pickles with it
+    bound(7.0)
+    assert list(bound.__self__) == [1.5, 1.5, 7.0] and list(v) == [1.5, 1.5]
+    assert pickle.loads(pickle.dumps(v.__len__))() == 2 and pickle.loads(pickle.dumps(v))(2.0) == V.filled(2, 3.0)
+    with pytest.raises(TypeError, match="cannot pickle 'classmod.Bare' object"):
+        pickle.dumps(classmod.Bare().__init__)  # an object that does not pickle: its bound methods neither
+
+
+def test_a_spawned_process_pool_runs_functions_and_methods():
+    import concurrent.futures
+    import multiprocessing
+
+    ex = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        assert ex.submit(classmod.add8, 1, 2, 3, 4, 5, 6, 7, 8).result(timeout=120) == 36
+        assert list(ex.map(classmod.Vec.norm2, [3.0, 0.0], [4.0, 0.0], [0.0, 2.0], timeout=60)) == [5.0, 2.0]
+        assert ex.submit(classmod.Vec.filled(3, 2.0).__call__, 2.0).result(timeout=60) == classmod.Vec.filled(3, 4.0)
+        assert ex.submit(classmod.Vec.filled, 2).result(timeout=60) == classmod.Vec.filled(2, 1.0)
+    finally:
+        for p in list(getattr(ex, "_processes", {}).values()):
+            p.kill()  # nothing left behind, whatever failed
+        ex.shutdown(wait=False, cancel_futures=True)

@@ -9,6 +9,7 @@ package main
 import "C" // cgo: PyInit_classmod is exported to CPython
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -155,6 +156,27 @@ func (v *Vec) Enter()               { v.entered++ }
 func (v *Vec) Exit(raised bool)     { v.exits = append(v.exits, raised) }
 func (v *Vec) String() string       { return fmt.Sprint(v.data) }
 func (v *Vec) GoString() string     { return fmt.Sprintf("classmod.Vec(%d)", len(v.data)) }
+
+// MarshalBinary makes Vec objects picklable: the values, little-endian.
+func (v *Vec) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, 8*len(v.data))
+	for _, x := range v.data {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	return b, nil
+}
+
+// UnmarshalBinary is MarshalBinary's inverse, called on a zero Vec.
+func (v *Vec) UnmarshalBinary(b []byte) error {
+	if len(b)%8 != 0 {
+		return &pyext.ValueError{Msg: fmt.Sprintf("Vec: %d bytes, not a whole number of float64", len(b))}
+	}
+	v.data = make([]float64, len(b)/8)
+	for i := range v.data {
+		v.data[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return nil
+}
 
 // Hash is hash(v): by value, as Equal.
 func (v *Vec) Hash() uint64 {
