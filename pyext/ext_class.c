@@ -442,6 +442,15 @@ static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
 
 static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
   gdl_obj* o = (gdl_obj*)self;
+  if (Py_TYPE(self)->tp_dealloc != obj_dealloc) { /* a Python subclass's object: its state is not Go's alone */
+    PyTypeObject* base = Py_TYPE(self);
+    while (base != NULL && base->tp_dealloc != obj_dealloc) base = base->tp_base;
+    PyErr_Format(PyExc_TypeError,
+                 "cannot pickle '%.200s' object: objects of a Python subclass of the Go class %.200s do not pickle: "
+                 "define __reduce__ in the subclass",
+                 Py_TYPE(self)->tp_name, base ? base->tp_name : "?");
+    return NULL;
+  }
   const gdl_class* c = NULL;
   for (int i = 0, n = classes_count(); i < n; i++) {
     if (all_classes[i]->id == o->cls) c = all_classes[i];

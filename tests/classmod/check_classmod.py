@@ -422,8 +422,36 @@ def test_a_python_subclass_holds_the_go_value_made_by_super_init():
     del v, same
     gc.collect()
     assert r() is None
-    with pytest.raises(TypeError, match="cannot pickle"):
+    msg = ("^cannot pickle 'Labelled' object: objects of a Python subclass of the Go class classmod.Vec do not "
+           "pickle: define __reduce__ in the subclass")
+    with pytest.raises(TypeError, match=msg):
         pickle.dumps(Labelled(1, "y"))
+    import copy
+    with pytest.raises(TypeError, match=msg):
+        copy.copy(Labelled(1, "y"))
+
+
+class Reduced(classmod.Vec):
+    """A subclass that pickles: its own __reduce__."""
+
+    def __reduce__(self):
+        return (_rebuild_reduced, (list(self),))
+
+
+def _rebuild_reduced(values):
+    r = Reduced(0)
+    for x in values:
+        r.append(x)
+    return r
+
+
+def test_a_subclass_with_its_own_reduce_pickles():
+    import pickle
+
+    r = Reduced(0)
+    r.append(2.5)
+    back = pickle.loads(pickle.dumps(r))
+    assert type(back) is Reduced and list(back) == [2.5]
 
 
 def test_a_subclass_without_init_inherits_the_go_one_and_class_methods_make_it():
