@@ -90,8 +90,8 @@ static int slice_arg(const gdl_fn* fn, int i, const DLTensor* t, gdl_value* v) {
   if (t->dtype.code != e.code || t->dtype.bits != e.bits || t->dtype.lanes != 1) {
     PyObject* got = gdl_dtype_name(t->dtype); /* names vector dtypes too (float32x4) */
     if (got != NULL)
-      PyErr_Format(PyExc_BufferError, "%s() argument %d: dtype %U, want %s", fn->name, i + 1, got,
-                   dtype_name(e.code, e.bits));
+      PyErr_Format(PyExc_BufferError, "%s() argument %d: want dtype %s, got %U", fn->name, i + 1,
+                   dtype_name(e.code, e.bits), got);
     Py_XDECREF(got);
     return -1;
   }

@@ -313,7 +313,7 @@ def test_keyword_arguments_and_the_stats_class():
 
 
 def test_wrong_dtype_is_refused():
-    with pytest.raises(BufferError, match="dtype float32, want float64"):
+    with pytest.raises(BufferError, match="want dtype float64, got float32"):
         {name}.scale(np.ones(2, np.float32), 2.0)
 '''
 

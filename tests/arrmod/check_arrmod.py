@@ -223,7 +223,7 @@ def test_without_conversion_non_conforming_inputs_are_refused():
     with pytest.raises(BufferError, match=r"sum_1d\(\) argument 1: want C-contiguous, got strides \(2,\) for shape "
                                           r"\(3,\); pass a conforming copy, or allow a conversion in Go \(pyext.Convert\)"):
         arrmod.sum_1d(np.arange(6.0)[::2])
-    with pytest.raises(BufferError, match="dtype float32, want float64"):
+    with pytest.raises(BufferError, match="want dtype float64, got float32"):
         arrmod.sum(np.zeros(2, np.float32))
     with pytest.raises(BufferError, match=r"sum_1d\(\) argument 1: want dtype float64, got >f8; pass a conforming copy"):
         arrmod.sum_1d(np.zeros(2, ">f8"))
@@ -605,3 +605,14 @@ def test_a_hundred_thousand_buffer_calls_leak_nothing():
     gc.collect()
     assert _rss() - before < 8 << 20
     assert sys.getrefcount(b) == refs and not _exported(a)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: arrmod.sum(np.zeros(2, np.float32)),  # a typed slice, through DLPack (ext.c)
+    lambda: arrmod.sum_1d(np.zeros(2, np.float32)),  # with requirements (ext_arrays.c)
+    lambda: arrmod.sum(array.array("f", [0.0])),  # a buffer
+    lambda: arrmod.Huge(1.0).dot(np.zeros(2, np.float32)),  # a method
+])
+def test_a_dtype_refusal_is_worded_alike_on_every_path(call):
+    with pytest.raises(BufferError, match=r"^(Huge\.dot|sum|sum_1d)\(\) argument 1: want dtype float64, got float32(;|$)"):
+        call()
