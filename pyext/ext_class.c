@@ -119,6 +119,44 @@ static PyTypeObject method_type = {
     .tp_methods = method_methods,
 };
 
+/* The Go class of each type made for one (every import of every module
+ * adds its own), for tp_new, __init__, pickling: a list, newest first,
+ * prepended under types_lock (two modules' execs may run at once on a
+ * free-threaded build) and read with no lock; entries never change or go
+ * (the types live for the process: gdl_set_class_type). */
+typedef struct class_type {
+  PyTypeObject* type;
+  const gdl_class* c;
+  struct class_type* next;
+} class_type;
+static class_type* types_head;
+static gdl_mutex types_lock;
+
+/* The Go class of type: its own, or its nearest Go base's for a Python
+ * subclass; NULL for none. */
+static const gdl_class* class_of_type(PyTypeObject* type) {
+  PyTypeObject* go = gdl_go_type(type);
+  for (class_type* e = __atomic_load_n(&types_head, __ATOMIC_ACQUIRE); go != NULL && e != NULL; e = e->next) {
+    if (e->type == go) return e->c;
+  }
+  return NULL;
+}
+
+static int add_class_type(PyTypeObject* type, const gdl_class* c) {
+  class_type* e = malloc(sizeof *e); /* kept for the process, as the type is */
+  if (e == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  e->type = type;
+  e->c = c;
+  gdl_mutex_lock(&types_lock);
+  e->next = types_head;
+  __atomic_store_n(&types_head, e, __ATOMIC_RELEASE); /* after the entry's fields: readers take no lock */
+  gdl_mutex_unlock(&types_lock);
+  return 0;
+}
+
 /* ---- special methods (class.go's builders) ---------------------------------- */
 
 /* len(self) by the class's Len (an item method's aux function); -1 with an exception. */
@@ -222,10 +260,12 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
   if (sp->kind == GDL_M_CLASS) {
     PyObject* r = gdl_call_fn(fn, NULL, args + 1, nargs - 1, kwnames);
     int cls = fn->nresults == 1 && fn->kinds[0] == GDL_V_OBJ ? fn->rcls[0] : -1;
-    /* a *T for Sub.m(...), Sub a Python subclass: an object of Sub */
-    if (r != NULL && cls >= 0 && PyType_Check(self) && Py_TYPE(r) == gdl_class_type(cls) &&
-        PyType_IsSubtype((PyTypeObject*)self, Py_TYPE(r)))
-      return gdl_obj_retype(r, (PyTypeObject*)self);
+    /* a *T for Sub.m(...), Sub a Python subclass or an earlier import's type of the class: an object of Sub */
+    if (r != NULL && cls >= 0 && PyType_Check(self) && Py_TYPE(r) != (PyTypeObject*)self &&
+        Py_TYPE(r) == gdl_class_type(cls)) {
+      const gdl_class* c = class_of_type((PyTypeObject*)self);
+      if (c != NULL && c->id == cls) return gdl_obj_retype(r, (PyTypeObject*)self);
+    }
     return r;
   }
   if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
@@ -336,34 +376,6 @@ static int prop_set(PyObject* self, PyObject* value, void* closure) {
   return r == NULL ? -1 : 0;
 }
 
-static void obj_dealloc(PyObject* self) {
-  PyTypeObject* tp = Py_TYPE(self);
-  if (((gdl_obj*)self)->weaklist != NULL) PyObject_ClearWeakRefs(self);
-  uintptr_t h = ((gdl_obj*)self)->handle;
-  if (h != 0 && !gdl_forked()) gdlpyDropHandle(h); /* a forked child leaks it: Go is gone there */
-  tp->tp_free(self);
-  Py_DECREF(tp);
-}
-
-/* The Go class of type: its own, or the nearest base's for a Python subclass. */
-static const gdl_class* class_of_type(PyTypeObject* type, const gdl_class* const* classes, int n) {
-  for (PyTypeObject* t = type; t != NULL; t = t->tp_base) {
-    for (int i = 0; i < n; i++) {
-      if (gdl_class_type(classes[i]->id) == t) return classes[i];
-    }
-  }
-  return NULL;
-}
-
-/* The classes of every module, for tp_new (a type's class): appended under
- * classes_lock (two modules' execs may run at once on a free-threaded
- * build), read with no lock up to classes_count(); entries never change. */
-static const gdl_class* all_classes[GDL_MAX_CLASSES];
-static int nall_classes;
-static gdl_mutex classes_lock;
-
-static int classes_count(void) { return __atomic_load_n(&nall_classes, __ATOMIC_ACQUIRE); }
-
 /* Calls class c's constructor with a call's args and kwds: a new object. */
 static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
   Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwds ? PyDict_GET_SIZE(kwds) : 0;
@@ -397,13 +409,14 @@ static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
  * gets it from the Go class's __init__ (obj_tp_init), as super().__init__(...)
  * calls it. */
 static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
-  const gdl_class* c = class_of_type(type, all_classes, classes_count());
+  const gdl_class* c = class_of_type(type);
   if (c == NULL || c->ctor == NULL) {
     PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
     return NULL;
   }
-  if (type == gdl_class_type(c->id)) {
+  if (type->tp_dealloc == gdl_obj_dealloc) { /* the Go class's type, of this import or an earlier one */
     PyObject* r = call_ctor(c, args, kwds);
+    if (r != NULL && Py_TYPE(r) != type && gdl_is_obj(c->id, r)) r = gdl_obj_retype(r, type); /* an earlier import's */
     if (r != NULL && Py_TYPE(r) == type) ((gdl_obj*)r)->fresh = 1; /* the __init__ of this call is a no-op */
     return r;
   }
@@ -419,13 +432,13 @@ static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) 
  * nothing, silently. */
 static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
   gdl_obj* o = (gdl_obj*)self;
-  const gdl_class* c = class_of_type(Py_TYPE(self), all_classes, classes_count());
+  const gdl_class* c = class_of_type(Py_TYPE(self));
   if (c == NULL) return 0;
   if (o->fresh) {
     o->fresh = 0;
     return 0;
   }
-  if (o->handle != 0 || Py_TYPE(self) == gdl_class_type(c->id)) {
+  if (o->handle != 0 || Py_TYPE(self)->tp_dealloc == gdl_obj_dealloc) {
     PyErr_Format(PyExc_TypeError,
                  "%s.__init__: the %.200s object holds its Go value already (__init__ runs once, when the object "
                  "is made: make a new one)",
@@ -442,19 +455,15 @@ static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
 
 static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
   gdl_obj* o = (gdl_obj*)self;
-  if (Py_TYPE(self)->tp_dealloc != obj_dealloc) { /* a Python subclass's object: its state is not Go's alone */
-    PyTypeObject* base = Py_TYPE(self);
-    while (base != NULL && base->tp_dealloc != obj_dealloc) base = base->tp_base;
+  if (Py_TYPE(self)->tp_dealloc != gdl_obj_dealloc) { /* a Python subclass's object: its state is not Go's alone */
+    PyTypeObject* base = gdl_go_type(Py_TYPE(self));
     PyErr_Format(PyExc_TypeError,
                  "cannot pickle '%.200s' object: objects of a Python subclass of the Go class %.200s do not pickle: "
                  "define __reduce__ in the subclass",
                  Py_TYPE(self)->tp_name, base ? base->tp_name : "?");
     return NULL;
   }
-  const gdl_class* c = NULL;
-  for (int i = 0, n = classes_count(); i < n; i++) {
-    if (all_classes[i]->id == o->cls) c = all_classes[i];
-  }
+  const gdl_class* c = class_of_type(Py_TYPE(self));
   if (c == NULL || !c->pickle) {
     PyErr_Format(PyExc_TypeError,
                  "cannot pickle '%.200s' object: its Go type is no encoding.BinaryMarshaler and BinaryUnmarshaler",
@@ -494,10 +503,8 @@ PyObject* gdl_rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t
     PyErr_SetString(PyExc_TypeError, "_rebuild_object(cls, data: bytes)");
     return NULL;
   }
-  const gdl_class* c = NULL;
-  for (int i = 0, n = classes_count(); i < n; i++) {
-    if (gdl_class_type(all_classes[i]->id) == (PyTypeObject*)args[0]) c = all_classes[i];
-  }
+  PyTypeObject* type = (PyTypeObject*)args[0];
+  const gdl_class* c = type->tp_dealloc == gdl_obj_dealloc ? class_of_type(type) : NULL; /* a Go class's own type */
   if (c == NULL || !c->pickle) {
     PyErr_Format(PyExc_TypeError, "_rebuild_object: %R is no picklable Go class", args[0]);
     return NULL;
@@ -511,7 +518,7 @@ PyObject* gdl_rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t
     gdl_raise_kind(kind, err, exc);
     return NULL;
   }
-  return gdl_obj_new(c->id, h);
+  return gdl_obj_retype(gdl_obj_new(c->id, h), type); /* type: an earlier import's, maybe */
 }
 
 static PyMethodDef reduce_def = {"__reduce__", obj_reduce, METH_NOARGS, "Pickling: the Go value's MarshalBinary."};
@@ -530,7 +537,7 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
   snprintf(qual, len, "%s.%s", modname, c->name);
   static PyMemberDef weak_members[] = {{"__weaklistoffset__", T_PYSSIZET, offsetof(gdl_obj, weaklist), READONLY, NULL},
                                        {NULL}};
-  PyType_Slot slots[8] = {{Py_tp_new, obj_tp_new}, {Py_tp_init, obj_tp_init}, {Py_tp_dealloc, obj_dealloc},
+  PyType_Slot slots[8] = {{Py_tp_new, obj_tp_new}, {Py_tp_init, obj_tp_init}, {Py_tp_dealloc, gdl_obj_dealloc},
                          {Py_tp_doc, (void*)c->doc}};
   int nslots = 4;
   if (c->weakref) slots[nslots++] = (PyType_Slot){Py_tp_members, weak_members};
@@ -583,15 +590,8 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
     Py_XDECREF(d);
     if (r < 0) goto fail;
   }
-  gdl_set_class_type(c->id, (PyTypeObject*)type); /* the newest module's type */
-  gdl_mutex_lock(&classes_lock);
-  int known = 0, n = nall_classes;
-  for (int i = 0; i < n; i++) known |= all_classes[i] == c;
-  if (!known) {
-    all_classes[n] = c;
-    __atomic_store_n(&nall_classes, n + 1, __ATOMIC_RELEASE); /* after the entry: readers take no lock */
-  }
-  gdl_mutex_unlock(&classes_lock);
+  if (add_class_type((PyTypeObject*)type, c) < 0) goto fail;
+  gdl_set_class_type(c->id, (PyTypeObject*)type); /* the newest module's type; kept for the process */
   if (PyModule_AddObjectRef(m, c->name, type) < 0) goto fail;
   Py_DECREF(type);
   return 0;

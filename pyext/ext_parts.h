@@ -53,8 +53,14 @@ void gdl_ext_raise(int kind, const char* err);
 /* The custom exception types of this process, by id (the newest module's), as for classes. */
 PyObject* gdl_exc_type(int id);
 void gdl_set_exc_type(int id, PyObject* type);
-/* Whether obj is an object of class cls (or of a subclass). */
+/* Whether obj is an object of class cls (or of a subclass), of this
+ * module's type for it or of an earlier import's. */
 int gdl_is_obj(int cls, PyObject* obj);
+/* tp_dealloc of every Go class's type (not of Python subclasses, which
+ * CPython gives subtype_dealloc): drops the object's handle. */
+void gdl_obj_dealloc(PyObject* self);
+/* The Go class's own type that type is or derives from (tp_base chain), or NULL. */
+PyTypeObject* gdl_go_type(PyTypeObject* type);
 /* Moves the Go value of r (consumed) into a new object of type, a subclass. */
 PyObject* gdl_obj_retype(PyObject* r, PyTypeObject* type);
 /* Argument i of fn, a class parameter: exactly an object of that class. */

@@ -578,3 +578,48 @@ def test_a_spawned_process_pool_runs_functions_and_methods():
         for p in list(getattr(ex, "_processes", {}).values()):
             p.kill()  # nothing left behind, whatever failed
         ex.shutdown(wait=False, cancel_futures=True)
+
+
+# ---- the module imported again -----------------------------------------------------------------
+
+REIMPORT = r"""
+import gc, pickle, sys
+import classmod
+base = classmod.live_objects()
+OldVec, old, oldp = classmod.Vec, classmod.Vec.filled(3, 2.0), classmod.Point(1, 2)
+class OldSub(classmod.Vec):
+    pass
+olds = OldSub(2)
+del sys.modules["classmod"]
+import classmod as new
+assert new.Vec is not OldVec
+# the old objects and the old class keep working
+assert len(old) == 3 and old[0] == 2.0 and list(old) == [2.0] * 3 and 2.0 in old and old == new.Vec.filled(3, 2.0)
+old.append(1.0)
+old[0] = 5.0
+assert str(old) == "[5 2 2 1]" and len(olds) == 2 and oldp.x == 1 and list(oldp)
+o2 = OldVec(2)
+assert type(o2) is OldVec and len(o2) == 2 and type(OldVec.filled(1)) is OldVec and type(OldSub(1)) is OldSub
+assert new.Vec.dot(old, new.Vec.filled(4, 1.0)) == 10.0 and OldVec.dot(new.Vec(1), old) == 0.0
+try:
+    o2.__init__(5)
+except TypeError as e:
+    assert "holds its Go value already" in str(e), e
+else:
+    raise AssertionError("a second __init__ passed")
+# the new module's too
+v = new.Vec.filled(2, 1.0)
+assert len(v) == 2 and type(v(2.0)) is new.Vec and pickle.loads(pickle.dumps(v)) == v
+assert pickle.loads(pickle.dumps(new.sum3)) is new.sum3
+del old, olds, oldp, o2, v
+gc.collect()
+assert new.live_objects() == base, (new.live_objects(), base)
+print("ok")
+"""
+
+
+def test_objects_and_class_of_a_module_imported_again_keep_working():
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-c", REIMPORT], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout == "ok\n", r.stdout + r.stderr
