@@ -407,8 +407,9 @@ static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
 
 /* Cls(...) makes the Go value; a Python subclass's object starts empty and
  * gets it from the Go class's __init__ (obj_tp_init), as super().__init__(...)
- * calls it. */
-static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+ * calls it. paired: called by Cls(...) (type_call), which calls __init__
+ * next with the same arguments: that __init__ is a no-op. */
+static PyObject* obj_new(PyTypeObject* type, PyObject* args, PyObject* kwds, int paired) {
   const gdl_class* c = class_of_type(type);
   if (c == NULL || c->ctor == NULL) {
     PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
@@ -417,12 +418,57 @@ static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) 
   if (type->tp_dealloc == gdl_obj_dealloc) { /* the Go class's type, of this import or an earlier one */
     PyObject* r = call_ctor(c, args, kwds);
     if (r != NULL && Py_TYPE(r) != type && gdl_is_obj(c->id, r)) r = gdl_obj_retype(r, type); /* an earlier import's */
-    if (r != NULL && Py_TYPE(r) == type) ((gdl_obj*)r)->fresh = 1; /* the __init__ of this call is a no-op */
+    if (r != NULL && Py_TYPE(r) == type) ((gdl_obj*)r)->fresh = paired;
     return r;
   }
   gdl_obj* o = (gdl_obj*)type->tp_alloc(type, 0); /* handle 0 until __init__ */
   if (o != NULL) o->cls = c->id;
   return (PyObject*)o;
+}
+
+static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) { return obj_new(type, args, kwds, 1); }
+
+/* Cls.__new__(type, ...), in the class's dict in place of CPython's
+ * wrapper of tp_new (whose call cannot be told from Cls(...)'s): the
+ * object it makes has no __init__ to skip, so a later __init__ is refused.
+ * Its checks are the wrapper's. Python subclasses reach it too (their
+ * tp_new looks __new__ up). */
+static PyObject* obj_new_method(PyObject* self, PyObject* args, PyObject* kwds) {
+  PyTypeObject* type = (PyTypeObject*)self; /* the Go class's type */
+  Py_ssize_t n = PyTuple_GET_SIZE(args);
+  if (n < 1) {
+    PyErr_Format(PyExc_TypeError, "%s.__new__(): not enough arguments", type->tp_name);
+    return NULL;
+  }
+  PyObject* sub = PyTuple_GET_ITEM(args, 0);
+  if (!PyType_Check(sub)) {
+    PyErr_Format(PyExc_TypeError, "%s.__new__(X): X is not a type object (%s)", type->tp_name, Py_TYPE(sub)->tp_name);
+    return NULL;
+  }
+  if (!PyType_IsSubtype((PyTypeObject*)sub, type)) {
+    PyErr_Format(PyExc_TypeError, "%s.__new__(%s): %s is not a subtype of %s", type->tp_name,
+                 ((PyTypeObject*)sub)->tp_name, ((PyTypeObject*)sub)->tp_name, type->tp_name);
+    return NULL;
+  }
+  PyObject* rest = PyTuple_GetSlice(args, 1, n);
+  if (rest == NULL) return NULL;
+  PyObject* r = obj_new((PyTypeObject*)sub, rest, kwds, 0);
+  Py_DECREF(rest);
+  return r;
+}
+
+static PyMethodDef new_def = {"__new__", (PyCFunction)(void (*)(void))obj_new_method, METH_VARARGS | METH_KEYWORDS,
+                              "Create and return a new object.  See help(type) for accurate signature."};
+
+/* Puts obj_new_method in type's dict as __new__: into the dict, not by
+ * setattr, which would make tp_new look __new__ up (slower Cls(...)). */
+static int add_new_method(PyTypeObject* type) {
+  PyObject* f = PyCFunction_NewEx(&new_def, (PyObject*)type, NULL);
+  if (f == NULL) return -1;
+  int r = PyDict_SetItemString(type->tp_dict, "__new__", f);
+  Py_DECREF(f);
+  if (r == 0) PyType_Modified(type);
+  return r;
 }
 
 /* __init__ of a Go class runs once per object: for its own objects it is
@@ -567,6 +613,7 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
     if (add_special(type, &c->specials[i]) < 0) goto fail;
   }
   if (c->unhashable && PyObject_SetAttrString(type, "__hash__", Py_None) < 0) goto fail;
+  if (add_new_method((PyTypeObject*)type) < 0) goto fail;
   for (int i = 0; i < c->nprops; i++) {
     gdl_prop* p = &c->props[i];
     PyGetSetDef* def = calloc(1, sizeof *def); /* kept for the process, as the descriptor keeps it */

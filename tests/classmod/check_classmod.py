@@ -623,3 +623,55 @@ def test_objects_and_class_of_a_module_imported_again_keep_working():
 
     r = subprocess.run([sys.executable, "-c", REIMPORT], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout == "ok\n", r.stdout + r.stderr
+
+
+# ---- __new__ and __init__ called by hand ----------------------------------------------------------
+
+def test_init_after_new_called_by_hand_is_refused():
+    V = classmod.Vec
+    o = V.__new__(V, 3)  # the constructor ran: o holds its Go value
+    assert type(o) is V and len(o) == 3
+    with pytest.raises(TypeError, match=r"^Vec.__init__: the classmod.Vec object holds its Go value already"):
+        o.__init__(9)
+    assert len(o) == 3
+    v = V(2)  # Cls(...)'s own __init__ is the no-op
+    with pytest.raises(TypeError, match="holds its Go value already"):
+        v.__init__(5)
+    with pytest.raises(TypeError, match="holds its Go value already"):
+        V.__init__(V.__new__(V, 1), 1)
+    assert V.__new__.__self__ is V and V.__new__.__qualname__ == "Vec.__new__"
+    with pytest.raises(TypeError, match=r"Vec.__new__\(int\): int is not a subtype of classmod.Vec"):
+        V.__new__(int)
+    with pytest.raises(TypeError, match=r"Vec.__new__\(X\): X is not a type object \(int\)"):
+        V.__new__(1)
+    with pytest.raises(TypeError, match=r"Vec.__new__\(\): not enough arguments"):
+        V.__new__()
+    with pytest.raises(TypeError, match="classmod.Bare is not a subtype of classmod.Vec"):
+        V.__new__(classmod.Bare)
+
+
+def test_new_and_init_of_a_subclass_called_by_hand():
+    class Sub(classmod.Vec):
+        pass
+
+    s = classmod.Vec.__new__(Sub, 3)  # a subclass's object starts empty
+    with pytest.raises(TypeError, match="holds no Go value"):
+        len(s)
+    s.__init__(4)  # its first __init__ makes the value
+    assert len(s) == 4
+    with pytest.raises(TypeError, match="holds its Go value already"):
+        s.__init__(5)
+
+    class WithNew(classmod.Vec):
+        def __new__(cls, n, label):
+            self = super().__new__(cls, n)
+            self.label = label
+            return self
+
+        def __init__(self, n, label):
+            super().__init__(n)
+
+    w = WithNew(2, "a")
+    assert len(w) == 2 and w.label == "a" and type(w) is WithNew
+    with pytest.raises(TypeError, match="holds its Go value already"):
+        w.__init__(3, "b")
