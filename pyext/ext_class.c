@@ -8,6 +8,7 @@
 #include <structmember.h>
 #include "ext.h"
 #include "ext_parts.h"
+#include "ext_pyobj.h"
 
 /* A method of a Go class: a callable that is also a method descriptor (as
  * CPython's own methods are): obj.add(x) calls it with obj first, without
@@ -19,6 +20,24 @@ typedef struct {
   PyObject* owner; /* the class */
   const gdl_special* sp; /* a special method (GDL_M_*), or NULL */
 } gdl_method;
+
+/* The value v in obj asks about, as parameter 1 of fn (Contains) takes
+ * it: a number converted here once (an array float() refuses, an int too
+ * big for the Go type: NULL with no exception, not in obj, as a list of
+ * floats says), anything else v itself. A new reference; NULL with an
+ * exception for v's own errors (its __float__ raising ValueError). */
+static PyObject* contains_value(const gdl_fn* fn, PyObject* v) {
+  char kind = fn->sig[1];
+  if (kind != GDL_V_FLOAT && kind != GDL_V_INT && kind != GDL_V_UINT) return Py_NewRef(v);
+  gdl_where w = {fn->name, 1, 0, -1, NULL, 0};
+  gdl_value x;
+  if (gdl_value_from(kind, fn->elem[1], v, &x, &w) < 0) {
+    if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_OverflowError)) PyErr_Clear();
+    return NULL;
+  }
+  if (kind == GDL_V_FLOAT) return PyFloat_FromDouble(x.f);
+  return kind == GDL_V_INT ? PyLong_FromLongLong(x.i) : PyLong_FromUnsignedLongLong((unsigned long long)x.i);
+}
 
 static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 
@@ -310,7 +329,11 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
       int takes = arg_takes(fn, 1, args[1], 0);
       if (takes < 0) return NULL;
       if (!takes) Py_RETURN_FALSE; /* not of the element type: not in it */
-      return gdl_call_fn(fn, self, args + 1, 1, NULL);
+      PyObject* v = contains_value(fn, args[1]);
+      if (v == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_False);
+      PyObject* r = gdl_call_fn(fn, self, &v, 1, NULL);
+      Py_DECREF(v);
+      return r;
     }
     case GDL_M_ITER: {
       PyObject* h = gdl_call_fn(fn, self, NULL, 0, NULL); /* the pull state's handle */

@@ -1,7 +1,8 @@
 /* The parts of the Go extension layer and what each offers the others
  * (internal to pyext). Calls go one way: ext_module.c (the module) uses
  * ext.c (functions: the call path) and ext_class.c (classes); ext_class.c
- * uses ext.c and ext_buffer.c (the buffer protocol); ext.c uses
+ * uses ext.c, ext_buffer.c (the buffer protocol) and ext_pyobj.c (the
+ * value of a Contains); ext.c uses
  * ext_arrays.c (array requirements) and ext_pyobj.c (scalar, list and dict
  * values; calls of Python callables from Go, for callback.go and
  * containers.go; declared in ext_pyobj.h); ext.c and ext_class.c use

@@ -219,6 +219,19 @@ def test_contains():
     v = classmod.Vec.filled(2, 4.0)
     assert 4.0 in v and 4 in v and 5.0 not in v
     assert "a" not in v and None not in v  # not of the element type: not in it
+    # a value float() refuses, or cannot hold, is not in it either, as for a list of floats
+    assert np.array([1.0, 2.0]) not in v and np.array([4.0, 4.0]) not in v and np.zeros((0,)) not in v
+    assert 10**400 not in v and np.float64(4.0) in v and np.int8(4) in v and np.array(4.0) in v
+    assert (np.array([1.0, 2.0]) in v) is False
+
+
+def test_contains_propagates_a_values_own_error():
+    class Bad:
+        def __float__(self):
+            raise ZeroDivisionError("no float")
+
+    with pytest.raises(ZeroDivisionError, match="no float"):
+        Bad() in classmod.Vec(1)
 
 
 # ---- iteration ---------------------------------------------------------------------------
