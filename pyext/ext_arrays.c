@@ -57,15 +57,19 @@ static const char* arg_label(const gdl_fn* fn, int i, char* buf, size_t len) {
   return buf;
 }
 
-/* Prefixes the pending exception's message with the argument's label, as
- * a BufferError ("f() argument 2: ..."); other exceptions pass as they are. */
+/* Prefixes the pending exception's message with the argument's label
+ * ("f() argument 2: ..."): a BufferError (any subclass becomes one), or a
+ * ValueError as it is (a released memoryview, a closed mmap); other
+ * exceptions pass as they are. */
 static void relabel(const gdl_fn* fn, int i) {
   char lab[256];
-  if (!PyErr_ExceptionMatches(PyExc_BufferError)) return;
+  PyObject* as = PyErr_ExceptionMatches(PyExc_BufferError) ? PyExc_BufferError
+                 : PyErr_Occurred() == PyExc_ValueError ? PyExc_ValueError : NULL;
+  if (as == NULL) return;
   PyObject *et, *ev, *etb;
   PyErr_Fetch(&et, &ev, &etb);
   PyErr_NormalizeException(&et, &ev, &etb);
-  PyErr_Format(PyExc_BufferError, "%s: %S", arg_label(fn, i, lab, sizeof lab), ev);
+  PyErr_Format(as, "%s: %S", arg_label(fn, i, lab, sizeof lab), ev);
   Py_XDECREF(et);
   Py_XDECREF(ev);
   Py_XDECREF(etb);

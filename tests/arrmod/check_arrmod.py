@@ -616,3 +616,38 @@ def test_a_hundred_thousand_buffer_calls_leak_nothing():
 def test_a_dtype_refusal_is_worded_alike_on_every_path(call):
     with pytest.raises(BufferError, match=r"^(Huge\.dot|sum|sum_1d)\(\) argument 1: want dtype float64, got float32(;|$)"):
         call()
+
+
+def test_an_unusable_buffer_is_refused_naming_the_argument():
+    m = memoryview(b"abc")
+    m.release()
+    with pytest.raises(ValueError, match=r"^bytesum\(\) argument 1: operation forbidden on released memoryview"):
+        arrmod.bytesum(m)
+    mm = mmap.mmap(-1, 4)
+    mm.close()
+    with pytest.raises(ValueError, match=r"^bytesum_refl\(\) argument 1: mmap closed or invalid"):
+        arrmod.bytesum_refl(mm)
+
+
+def test_reflection_takes_buffers_too():
+    assert arrmod.bytesum_refl(b"\x01\x02") == 3 and arrmod.bytesum_refl(array.array("B", [4])) == 4
+
+
+def test_a_callable_that_meddles_with_a_held_buffer_is_refused_and_one_that_reenters_works():
+    b = bytearray(b"\x01\x02")
+
+    def resize():
+        b.extend(b"\x03")
+        return 0
+
+    with pytest.raises(BufferError, match="re-sized"):
+        arrmod.sum_after(b, resize)  # the buffer is held while Go runs the callable
+    assert not _exported(b)
+
+    def reenter():
+        return arrmod.sum_after(b, lambda: arrmod.bytesum(b))
+
+    assert arrmod.sum_after(b, reenter) == 3 + (3 + 3)
+    b[0] = 5  # writes in place are the caller's business: Go sees them
+    assert arrmod.sum_after(b, lambda: 0) == 7
+    assert not _exported(b)

@@ -67,6 +67,8 @@ var module = pyext.NewModule("arrmod", "Array requirements under test.").
 	Def("sum_nogil", pyext.Func1(sum), "sum(x) without the GIL.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
 	Def("isum", pyext.Func1(isum), "isum(x) of int64, no conversion.", pyext.ReadOnlyArgs).
 	Def("bytes_panic", pyext.Proc1(func([]byte) { panic("bytes_panic") }), "bytes_panic(b): panics.", pyext.ReadOnlyArgs).
+	Def("bytesum_refl", bytesum, "bytesum(b), through reflection.", pyext.ReadOnlyArgs).
+	Def("sum_after", pyext.Func2(sumAfter), "sum_after(b, f): f(), then bytesum(b) + f's result.", pyext.ReadOnlyArgs).
 	Class(hugeClass)
 
 // Huge is a number whose operators take a Go slice (summed).
@@ -94,6 +96,11 @@ func fill(b []byte, v int) {
 	for i := range b {
 		b[i] = byte(v)
 	}
+}
+
+func sumAfter(b []byte, f func() int) int {
+	n := f()
+	return bytesum(b) + n
 }
 
 func hold(b []byte, ms int) int {
