@@ -365,13 +365,21 @@ func (p *pull[V]) next() (V, bool) {
 	p.req <- true
 	r := <-p.resp
 	if r.panicked {
-		p.done = true
+		p.finish()
 		panic(r.panicWith)
 	}
 	if !r.ok {
-		p.done = true
+		p.finish()
 	}
 	return r.v, r.ok
+}
+
+// finish marks the sequence ended, its goroutine gone: the pull state
+// lives on until the Python iterator dies (other threads may still ask it
+// for the next value), but the sequence and what it holds are let go now.
+func (p *pull[V]) finish() {
+	p.done = true
+	p.seq = nil
 }
 
 // drop stops the sequence (its deferred calls run) when the Python iterator
@@ -380,10 +388,10 @@ func (p *pull[V]) drop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started && !p.done {
-		p.done = true
 		p.req <- false
 		<-p.resp // the end, or a panic while stopping, which has no one to go to
 	}
+	p.finish()
 }
 
 // dropper is a handle's value with something to do when its object dies.

@@ -441,3 +441,34 @@ def test_a_release_gil_function_may_call_python_during_atexit(tmp_path):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.split() == ["early", "0", "late", "2"], r.stdout
+
+
+# ---- issue 42: iterators under threads, re-entrancy and shutdown -----------------------
+
+def run_child(tmp_path, code, timeout=60):
+    """Runs code in a child interpreter (opmod on its path, as here): a hang is a
+    TimeoutExpired that kills the child, never a hung suite."""
+    import subprocess
+    script = tmp_path / "child.py"
+    script.write_text(code)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("make, want", [
+    (lambda: opmod.countdown(3), [1, 2, 3]),
+    (lambda: iter(opmod.Table(3)), [("k0", 0.0), ("k1", 1.0), ("k2", 2.0)]),
+], ids=["iter.Seq", "Seq2-class"])
+def test_threads_take_turns_with_one_iterator(make, want):
+    """Six threads drain one iterator: each value comes out exactly once, the
+    others see the plain end (no handle freed under a thread still pulling)."""
+    for _ in range(300):
+        it = make()
+        out = []
+
+        def work():
+            for x in it:
+                out.append(x)
+
+        in_threads(work, 6)
+        assert sorted(out) == want
+        assert next(it, "end") == "end"
