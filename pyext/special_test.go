@@ -2,7 +2,9 @@ package pyext
 
 import (
 	"iter"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,4 +75,67 @@ func TestSeqSpecialsAndStub(t *testing.T) {
 	cc := c.info.cClass()
 	assert.Equal(t, 1, int(cc.weakref))
 	assert.Equal(t, 2, int(cc.nspecials))
+}
+
+// A sequence that pulls its own iterator (a Python callable of it calling
+// next) gets errReentered, not a deadlock; goroutines other than the
+// sequence's own wait for their turn and see each value once.
+func TestPullRefusesItsOwnGoroutineAndLetsOthersTakeTurns(t *testing.T) {
+	var p *pull[int]
+	var inner error
+	p = newPull(func(yield func(int) bool) {
+		_, _, inner = p.next() // from the sequence's goroutine, while next waits for it
+		for i := range 3 {
+			if !yield(i) {
+				return
+			}
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v, ok, err := p.next()
+		assert.Equal(t, 0, v)
+		assert.True(t, ok)
+		assert.NoError(t, err)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("next waited for its own sequence")
+	}
+	require.ErrorIs(t, inner, errReentered)
+
+	got := make(chan int, 8)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				v, ok, err := p.next()
+				if !assert.NoError(t, err) || !ok {
+					return
+				}
+				got <- v
+			}
+		}()
+	}
+	wg.Wait()
+	close(got)
+	var vs []int
+	for v := range got {
+		vs = append(vs, v)
+	}
+	assert.ElementsMatch(t, []int{1, 2}, vs)
+	assert.Nil(t, p.seq) // the ended sequence is let go
+}
+
+func TestGoidTellsGoroutinesApart(t *testing.T) {
+	me := goid()
+	assert.Positive(t, me)
+	assert.Equal(t, me, goid())
+	other := make(chan int64)
+	go func() { other <- goid() }()
+	assert.NotEqual(t, me, <-other)
 }

@@ -472,3 +472,18 @@ def test_threads_take_turns_with_one_iterator(make, want):
         in_threads(work, 6)
         assert sorted(out) == want
         assert next(it, "end") == "end"
+
+
+def test_a_sequence_calling_next_on_its_own_iterator_raises_value_error(no_hang):
+    """As a generator does (ValueError: generator already executing), not a deadlock."""
+    it = None
+
+    def f(v):
+        return next(it) if v == 2 else v
+
+    it = opmod.map_seq(f, 5)
+    assert [next(it), next(it)] == [0, 1]
+    with pytest.raises(ValueError, match="already executing"):
+        next(it)
+    assert next(it, "end") == "end"  # the exception ended the sequence, as it ends a generator
+    it = None  # the exception, which Go's PyError holds until Go collects it, reaches it through f's cell
