@@ -108,6 +108,9 @@ var vecClass = pyext.NewClass[Vec]("Vec", "Vec(n)\n--\n\nA vector of n zeros.").
 	SetItem(pyext.Proc3((*Vec).Set)).
 	DelItem(pyext.Proc2((*Vec).Del)).
 	Contains(pyext.Func2((*Vec).Has)).
+	GetSlice(pyext.Func4((*Vec).Slice)).
+	SetSlice(pyext.Func5((*Vec).SetSlice)).
+	DelSlice(pyext.Proc4((*Vec).DelSlice)).
 	Iter(pyext.Seq((*Vec).All)).
 	Call(pyext.FuncE2((*Vec).Scaled), "v(a)\n--\n\nA new Vec: v times a.").
 	Context(pyext.Proc1((*Vec).Enter), pyext.Proc2((*Vec).Exit))
@@ -150,6 +153,57 @@ func (v *Vec) At(i int) float64     { return v.data[i] } // pyext checked 0 <= i
 func (v *Vec) Set(i int, x float64) { v.data[i] = x }
 func (v *Vec) Del(i int)            { v.data = slices.Delete(v.data, i, i+1) }
 func (v *Vec) Has(x float64) bool   { return slices.Contains(v.data, x) }
+
+// indices are range(start, stop, step), by docs/operators.md's loop
+// (pyext gives a step that cannot overflow it).
+func indices(start, stop, step int) []int {
+	var idx []int
+	for i := start; step > 0 && i < stop || step < 0 && i > stop; i += step {
+		idx = append(idx, i)
+	}
+	return idx
+}
+
+// Slice is v[start:stop:step].
+func (v *Vec) Slice(start, stop, step int) *Vec {
+	r := &Vec{data: []float64{}}
+	for _, i := range indices(start, stop, step) {
+		r.data = append(r.data, v.data[i])
+	}
+	return r
+}
+
+// SetSlice is v[start:stop:step] = w; step 1 may change the length.
+func (v *Vec) SetSlice(start, stop, step int, w *Vec) error {
+	idx := indices(start, stop, step)
+	src := slices.Clone(w.data)
+	if step == 1 {
+		v.data = slices.Concat(v.data[:start], src, v.data[max(start, stop):])
+		return nil
+	}
+	if len(src) != len(idx) {
+		return &pyext.ValueError{Msg: fmt.Sprintf("attempt to assign sequence of size %d to extended slice of size %d", len(src), len(idx))}
+	}
+	for k, i := range idx {
+		v.data[i] = src[k]
+	}
+	return nil
+}
+
+// DelSlice is del v[start:stop:step].
+func (v *Vec) DelSlice(start, stop, step int) {
+	drop := map[int]bool{}
+	for _, i := range indices(start, stop, step) {
+		drop[i] = true
+	}
+	kept := []float64{}
+	for i, x := range v.data {
+		if !drop[i] {
+			kept = append(kept, x)
+		}
+	}
+	v.data = kept
+}
 func (v *Vec) Equal(o *Vec) bool    { return slices.Equal(v.data, o.data) }
 func (v *Vec) Less(o *Vec) bool     { return slices.Compare(v.data, o.data) < 0 }
 func (v *Vec) Enter()               { v.entered++ }
