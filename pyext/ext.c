@@ -261,7 +261,9 @@ static int np_tensor_arg(int i, PyObject* obj, call_args* a) {
  * element type, compact and aligned. A godlpack.Tensor or *consumer.Tensor
  * takes any device (its typed views refuse memory the CPU cannot read); the
  * data is ready on the legacy default stream, as godlpack asks producers for
- * stream=None. Memory the host reads (managed memory) waits for that stream. */
+ * stream=None. Memory the host reads (managed memory) waits for that stream.
+ * A typed slice's argument with a buffer and no __dlpack__ (bytes,
+ * array.array...) goes to ext_arrays.c, which holds the buffer for the call. */
 static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   int typed = fn->elem[i].bits != 0;
   if (typed && fn->req[i] == NULL && is_ndarray(obj) && ndarray_arg(fn, i, obj, a)) return 0;
