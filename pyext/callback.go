@@ -180,7 +180,7 @@ func (s *cbSpec) call(ref *pyRef, fn *C.char, args []reflect.Value) []reflect.Va
 		if !s.hasErr {
 			pe, _ := err.(*PyError)
 			if pe == nil {
-				select {} // Python is shutting down: this goroutine waits for the process's end
+				waitForExit() // Python is shutting down: this goroutine waits for the process's end
 			}
 			panic(&callbackAbort{pe})
 		}

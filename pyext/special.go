@@ -390,7 +390,11 @@ func (p *pull[V]) next() (V, bool, error) {
 		go p.run()
 	}
 	p.req <- true
-	r := <-p.resp
+	r, err := p.answer()
+	if err != nil {
+		p.finish()
+		return z, false, err
+	}
 	if r.panicked {
 		p.finish()
 		panic(r.panicWith)
@@ -418,9 +422,30 @@ func (p *pull[V]) drop() {
 	defer p.mu.Unlock()
 	if p.started && !p.done {
 		p.req <- false
-		<-p.resp // the end, or a panic while stopping, which has no one to go to
+		_, _ = p.answer() // the end, a panic while stopping (no one to go to), or a refusal at exit
 	}
 	p.finish()
+}
+
+// errExiting is next's answer when the sequence waits for good for a
+// Python call refused because Python is shutting down.
+var errExiting = &RuntimeError{Msg: "Python is shutting down: the Go sequence waits for a call of a Python callable that can no longer run"}
+
+// answer is the sequence goroutine's answer to a request, or errExiting
+// when that goroutine was stopped for good in a refused Python call
+// (waitForExit): at exit, waiting for it would hang the process.
+func (p *pull[V]) answer() (pulled[V], error) {
+	for {
+		signal := refusedSignal() // before the check: a refusal after it closes this one
+		if isRefused(p.runner.Load()) {
+			return pulled[V]{}, errExiting
+		}
+		select {
+		case r := <-p.resp:
+			return r, nil
+		case <-signal:
+		}
+	}
 }
 
 // dropper is a handle's value with something to do when its object dies.

@@ -139,3 +139,45 @@ func TestGoidTellsGoroutinesApart(t *testing.T) {
 	go func() { other <- goid() }()
 	assert.NotEqual(t, me, <-other)
 }
+
+// A sequence stopped for good in a refused Python call (Python shutting
+// down) makes next and drop return instead of waiting for it; a sequence
+// that was not refused still answers, after that refusal too.
+func TestPullGivesUpOnASequenceRefusedAtExit(t *testing.T) {
+	within := func(what string, f func()) {
+		done := make(chan struct{})
+		go func() { defer close(done); f() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal(what + " waited for a goroutine stopped for good")
+		}
+	}
+	stuck := newPull(func(yield func(int) bool) {
+		if yield(1) {
+			waitForExit() // what a refused callable without an error result does
+		}
+	})
+	within("next", func() {
+		v, ok, err := stuck.next()
+		assert.True(t, ok && err == nil && v == 1)
+		_, ok, err = stuck.next()
+		assert.False(t, ok)
+		assert.ErrorIs(t, err, errExiting)
+	})
+	deferred := newPull(func(yield func(int) bool) {
+		defer waitForExit() // a deferred call of Python, refused while the iterator dies
+		for i := 0; yield(i); i++ {
+		}
+	})
+	other := newPull(func(yield func(int) bool) { _ = yield(7) && yield(8) })
+	within("drop", func() {
+		_, _, _ = deferred.next()
+		deferred.drop()
+	})
+	within("a sequence not refused", func() {
+		v, ok, err := other.next()
+		assert.True(t, ok && err == nil && v == 7)
+		other.drop()
+	})
+}
