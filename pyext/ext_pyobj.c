@@ -269,9 +269,21 @@ static PyObject* python_exits(PyObject* self, PyObject* unused) {
 
 static PyMethodDef on_exit_def = {"_pyext_callbacks_exit", python_exits, METH_NOARGS, NULL};
 
+static int finalizing(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
 int gdl_py_watch_exit(void) {
   static int watching; /* with the GIL (a second registration would be harmless) */
   if (__atomic_load_n(&watching, __ATOMIC_ACQUIRE)) return 0;
+  if (finalizing()) { /* atexit hooks have run, and imports fail (sys.meta_path is None): what the hook says */
+    __atomic_store_n(&exiting, 1, __ATOMIC_SEQ_CST);
+    return 0;
+  }
   PyObject* mod = PyImport_ImportModule("atexit");
   PyObject* f = mod ? PyCFunction_New(&on_exit_def, NULL) : NULL;
   PyObject* r = f ? PyObject_CallMethod(mod, "register", "O", f) : NULL;
@@ -290,11 +302,7 @@ static int may_enter(void) {
   if (PyGILState_Check()) return 1; /* holds it already */
   if (!Py_IsInitialized()) return 0;
   if (PyGILState_GetThisThreadState() == NULL && __atomic_load_n(&exiting, __ATOMIC_SEQ_CST)) return 0;
-#if PY_VERSION_HEX >= 0x030D0000
-  return !Py_IsFinalizing();
-#else
-  return !_Py_IsFinalizing();
-#endif
+  return !finalizing();
 }
 
 void gdl_py_release(uintptr_t obj) {

@@ -375,3 +375,27 @@ def test_a_list_changed_by_another_thread_while_it_is_read():
     finally:
         stop.set()
         t.join()
+
+
+# ---- issue 42: shutdown and release -------------------------------------------------
+
+def run_child(tmp_path, code, timeout=60):
+    """Runs code in a child interpreter (cbmod on its path, as here), with a timeout."""
+    import subprocess
+    script = tmp_path / "child.py"
+    script.write_text(code)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_first_callable_call_may_come_during_finalization(tmp_path):
+    """The first callable ever passed to Go, from a __del__ that finalization
+    runs (imports fail then: sys.meta_path is None)."""
+    r = run_child(tmp_path, (
+        "import numpy as np, cbmod\n"
+        "class D:\n"
+        "    def __del__(self):\n"
+        "        print('del', cbmod.apply(np.ones(2), lambda x: x + 1), flush=True)\n"
+        "d = D()\n"
+        "print('done', flush=True)\n"))
+    assert r.returncode == 0 and r.stdout.split() == ["done", "del", "4.0"], r.stdout + r.stderr
+    assert "Error" not in r.stderr, r.stderr
