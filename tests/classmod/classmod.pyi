@@ -125,6 +125,8 @@ def panic3(a: int, b: int, c: int, /) -> int:
     "panics."
 def live_objects() -> int:
     "Objects of Go classes alive."
+def last_step() -> int:
+    "The step the last Vec slice got."
 def stopped() -> int:
     "Go iterations that ran their deferred calls."
 def parse(s: str, /) -> int:

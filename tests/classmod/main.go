@@ -72,6 +72,7 @@ var module = pyext.NewModule("classmod", "Class features of pyext under test.").
 	Def("add8", pyext.Func8(add8), "add8(a, b, c, d, e, f, g, h)\n--\n\neight ints added.").
 	Def("panic3", pyext.Func3(panic3), "panic3(a, b, c)\n--\n\npanics.").
 	Def("live_objects", pyext.Func0(pyext.LiveObjects), "live_objects()\n--\n\nObjects of Go classes alive.").
+	Def("last_step", pyext.Func0(func() int { return int(lastStep.Load()) }), "last_step()\n--\n\nThe step the last Vec slice got.").
 	Def("stopped", pyext.Func0(func() int { return int(stopped.Load()) }), "stopped()\n--\n\nGo iterations that ran their deferred calls.").
 	Def("parse", pyext.FuncE1(parse), "parse(s)\n--\n\nParses an int; ParseError on bad input, NotFound for 'missing'.").
 	Def("index_error", pyext.FuncE0(func() (int, error) { return 0, &pyext.IndexError{Msg: "no such row"} }), "index_error()\n--\n\nraises IndexError.").
@@ -164,8 +165,12 @@ func indices(start, stop, step int) []int {
 	return idx
 }
 
+// lastStep is the step the last Slice got (pyext's clamp, tested).
+var lastStep atomic.Int64
+
 // Slice is v[start:stop:step].
 func (v *Vec) Slice(start, stop, step int) *Vec {
+	lastStep.Store(int64(step))
 	r := &Vec{data: []float64{}}
 	for _, i := range indices(start, stop, step) {
 		r.data = append(r.data, v.data[i])
