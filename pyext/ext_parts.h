@@ -28,7 +28,7 @@ typedef struct {
 
 /* Go (module.go, call.go, class.go), each returning an errkind.h code with a message in err. */
 extern int gdlpyCall(gdl_call* c);
-extern int gdlpyExec(int module_id, PyObject* m, char* err, int errlen);
+extern int gdlpyExec(int module_id, void* m, char* err, int errlen); /* void*: as cgo declares the export */
 extern void gdlpyDropHandle(uintptr_t h);
 /* Marshal, Unmarshal, GetBuffer: GDL_ERR_PYEXC with *exc a new reference to
  * a Python callable's exception, to raise again (gdl_raise_kind). */
