@@ -277,8 +277,6 @@ static int finalizing(void) {
 #endif
 }
 
-extern void gdlpyCollect(void);
-
 /* gc.callbacks' hook: at the start of a full collection, Go drops what it
  * no longer holds (callback.go), so that Python collects it now. */
 static PyObject* python_collects(PyObject* self, PyObject* args) {

@@ -59,5 +59,8 @@ void gdl_py_reraise(uintptr_t exc);
  * collections (gc.callbacks: Go drops the references it no longer holds,
  * callback.go's gdlpyCollect), once; with the GIL. */
 int gdl_py_watch_exit(void);
+/* Go (callback.go): runs Go's collector and drops the references Go no
+ * longer holds; with the GIL. */
+extern void gdlpyCollect(void);
 
 #endif
