@@ -154,6 +154,12 @@ func (v *Vec) At(i int) float64     { return v.data[i] } // pyext checked 0 <= i
 func (v *Vec) Set(i int, x float64) { v.data[i] = x }
 func (v *Vec) Del(i int)            { v.data = slices.Delete(v.data, i, i+1) }
 func (v *Vec) Has(x float64) bool   { return slices.Contains(v.data, x) }
+func (v *Vec) Equal(o *Vec) bool    { return slices.Equal(v.data, o.data) }
+func (v *Vec) Less(o *Vec) bool     { return slices.Compare(v.data, o.data) < 0 }
+func (v *Vec) Enter()               { v.entered++ }
+func (v *Vec) Exit(raised bool)     { v.exits = append(v.exits, raised) }
+func (v *Vec) String() string       { return fmt.Sprint(v.data) }
+func (v *Vec) GoString() string     { return fmt.Sprintf("classmod.Vec(%d)", len(v.data)) }
 
 // indices are range(start, stop, step), by docs/operators.md's loop
 // (pyext gives a step that cannot overflow it).
@@ -209,12 +215,6 @@ func (v *Vec) DelSlice(start, stop, step int) {
 	}
 	v.data = kept
 }
-func (v *Vec) Equal(o *Vec) bool    { return slices.Equal(v.data, o.data) }
-func (v *Vec) Less(o *Vec) bool     { return slices.Compare(v.data, o.data) < 0 }
-func (v *Vec) Enter()               { v.entered++ }
-func (v *Vec) Exit(raised bool)     { v.exits = append(v.exits, raised) }
-func (v *Vec) String() string       { return fmt.Sprint(v.data) }
-func (v *Vec) GoString() string     { return fmt.Sprintf("classmod.Vec(%d)", len(v.data)) }
 
 // MarshalBinary makes Vec objects picklable: the values, little-endian.
 func (v *Vec) MarshalBinary() ([]byte, error) {
