@@ -312,3 +312,14 @@ def test_a_method_converts_what_its_author_allows():
     with pytest.raises(BufferError, match=r"Index.extend\(\) argument 'rows': not an array, and converting the list"):
         ix.extend([["a", "b", "c"]])
     assert ix.size == 18
+
+
+def test_functions_and_methods_pickle_by_reference():
+    """pickle.dumps(vecmath.scale) raised 'cannot pickle PyCapsule object'
+    and methods 'cannot pickle godlpack.go_method object' (issue 42)."""
+    for f in (vecmath.scale, vecmath.Index.add, vecmath.Index.nearest):
+        assert pickle.loads(pickle.dumps(f)) is f
+    assert vecmath.scale.__self__ is vecmath and vecmath.scale.__qualname__ == "scale"
+    ix = vecmath.Index(2)
+    ix.add(np.array([1.0, 2.0]))
+    assert pickle.loads(pickle.dumps(ix.nearest))(np.array([1.0, 2.0])) == 0
