@@ -210,16 +210,18 @@ static PyObject* item_index(const gdl_special* sp, PyObject* self, PyObject* key
 
 /* An item method's slice key: sp->slice(self, start, stop, step[, value]),
  * the indices clipped to len as slice.indices(len) clips them, and step to
- * within +-max(len, 1): the same items (past len, a step only ends the
- * range, whose start lies in [-1, len]), and Go's `for i := start; ...;
- * i += step` cannot overflow (|i| stays below 2*len+1; sys.maxsize would). */
+ * within +-max(len, 2): the same items (past len, a step only ends the
+ * range, whose start lies in [-1, len]), still an extended slice (never 1,
+ * which a SetSlice takes as a plain slice that may resize), and Go's
+ * `for i := start; ...; i += step` cannot overflow (|i| stays below
+ * 2*len+2; sys.maxsize would). */
 static PyObject* slice_call(const gdl_special* sp, PyObject* self, PyObject* key, PyObject* value) {
   Py_ssize_t start, stop, step;
   if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL; /* ValueError for step 0 */
   Py_ssize_t len = item_len(sp, self);
   if (len == -1 && PyErr_Occurred()) return NULL;
   PySlice_AdjustIndices(len, &start, &stop, step);
-  Py_ssize_t most = len > 1 ? len : 1;
+  Py_ssize_t most = len > 2 ? len : 2;
   if (step > most) step = most;
   if (step < -most) step = -most;
   PyObject* argv[4] = {PyLong_FromSsize_t(start), PyLong_FromSsize_t(stop), PyLong_FromSsize_t(step), value};

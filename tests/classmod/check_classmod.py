@@ -723,19 +723,31 @@ def test_slices_with_any_step_are_a_lists(step):
                 want[key] = new
                 v[key] = _vec(new)
                 assert list(v) == want, key
+                # a sequence of another size: a resize for step 1 only, as a list says
+                want, v = items[:n], _vec(items[:n])
+                try:
+                    want[key] = [21.5]
+                except ValueError as e:
+                    with pytest.raises(ValueError, match=str(e)):
+                        v[key] = _vec([21.5])
+                else:
+                    v[key] = _vec([21.5])
+                assert list(v) == want, key
 
 
 def test_slice_edges():
     v = _vec([0.0, 1.0, 2.0])
     assert list(v[1::BIG]) == [1.0] and list(v[::-BIG - 1]) == [2.0] and list(v[5::BIG]) == []
     assert list(v[BIG::-BIG]) == [2.0] and list(v[-BIG - 1:BIG:BIG]) == [0.0] and list(v[::2**100]) == [0.0]
-    # Go gets a step of at most max(len, 1) either way: the same items, no overflow in any loop
+    # Go gets a step of at most max(len, 2) either way: the same items, no overflow in any loop
     for key, step in ((slice(1, None, BIG), 3), (slice(None, None, -BIG - 1), -3), (slice(None, None, -4), -3),
                       (slice(None, None, -3), -3), (slice(None, None, 2), 2), (slice(None, None, -2), -2)):
         v[key]
         assert classmod.last_step() == step, key
     classmod.Vec(0)[::-BIG]
-    assert classmod.last_step() == -1
+    assert classmod.last_step() == -2  # never 1 or -1 for a larger step: step 1 is a plain slice (a resize)
+    classmod.Vec(1)[::BIG]
+    assert classmod.last_step() == 2
     with pytest.raises(ValueError, match="slice step cannot be zero"):
         v[::0]
     with pytest.raises(ValueError, match="attempt to assign sequence of size 2 to extended slice of size 1"):
