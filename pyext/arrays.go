@@ -89,9 +89,9 @@ func Require(param int, reqs ...Req) Option {
 // Convert allows a conversion of read-only array parameters (by index from
 // 0): an argument of another dtype that converts safely (NumPy's
 // "same_kind" casting), non-contiguous, unaligned or broadcast (stride 0),
-// or no array at all (a list, a scalar, anything numpy.asarray takes) is
-// copied into a conforming temporary for the call, where it would otherwise
-// be refused. Arrays that already conform are still taken zero-copy. Shapes
+// or no array at all (a list, a scalar, anything numpy.asarray takes; a
+// buffer such as bytes as the memoryview of its elements) is copied into a
+// conforming temporary for the call, where it would otherwise be refused. Arrays that already conform are still taken zero-copy. Shapes
 // and devices are never converted: a CUDA array for a CPU parameter stays a
 // BufferError. The parameters must not be written (declare ReadOnlyArgs or
 // Writes without them; for written ones, ConvertWriteBack).

@@ -12,7 +12,10 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"unsafe"
+	"weak"
 )
 
 // A parameter of a Go func type takes any Python callable: calling the Go
@@ -20,8 +23,10 @@ import (
 // so the func works from a function that releases the GIL and from any
 // goroutine, and may be kept and called after the call returns.
 
-// pyRef is a strong reference to a Python object that Go holds; it is
-// dropped (with the GIL) when the pyRef is garbage collected.
+// pyRef is a strong reference to a Python object that Go holds (a
+// callable, an exception); it is dropped when Go no longer holds the pyRef:
+// found by Python's full collections (gc.collect(): pyRefs below), or by a
+// cleanup after a collection of Go's own.
 type pyRef struct {
 	obj C.uintptr_t
 	// A pointer field, never set: Go batches small pointer-free objects
@@ -29,10 +34,78 @@ type pyRef struct {
 	_ *byte
 }
 
+// heldRef is what Go knows of a pyRef without holding it.
+type heldRef struct {
+	obj      C.uintptr_t
+	ref      weak.Pointer[pyRef]
+	released atomic.Bool // by the cleanup or a collection: once
+}
+
+// pyRefs are the references Go holds. Whether Go still holds a func value
+// (a callable it kept in a global, a sequence it returned) only Go's
+// collector can tell, and Go's heap does not grow with the Python objects
+// it holds: so each full collection of Python's runs Go's first (with the
+// GIL held: gdlpyCollect), and what Go dropped is released then, before
+// Python collects.
+var pyRefs struct {
+	sync.Mutex
+	held map[*heldRef]struct{}
+}
+
 func newPyRef(obj C.uintptr_t) *pyRef {
 	r := &pyRef{obj: obj}
-	runtime.AddCleanup(r, func(o C.uintptr_t) { C.gdl_py_release(o) }, obj)
+	h := &heldRef{obj: obj, ref: weak.Make(r)}
+	pyRefs.Lock()
+	if pyRefs.held == nil {
+		pyRefs.held = map[*heldRef]struct{}{}
+	}
+	pyRefs.held[h] = struct{}{}
+	pyRefs.Unlock()
+	runtime.AddCleanup(r, func(h *heldRef) {
+		if h.forget() {
+			C.gdl_py_release(h.obj)
+		}
+	}, h)
 	return r
+}
+
+// forget takes h out of pyRefs; false when it was already.
+func (h *heldRef) forget() bool {
+	if h.released.Swap(true) {
+		return false
+	}
+	pyRefs.Lock()
+	delete(pyRefs.held, h)
+	pyRefs.Unlock()
+	return true
+}
+
+// gdlpyCollect runs Go's collector and drops, with the GIL the caller
+// holds, the references of pyRefs Go no longer holds: Python's gc
+// callback, at the start of each full collection (ext_pyobj.c).
+//
+//export gdlpyCollect
+func gdlpyCollect() {
+	pyRefs.Lock()
+	n := len(pyRefs.held)
+	pyRefs.Unlock()
+	if n == 0 {
+		return
+	}
+	runtime.GC() // a weak pointer is nil once its pyRef was found unreachable
+	var gone []*heldRef
+	pyRefs.Lock()
+	for h := range pyRefs.held {
+		if h.ref.Value() == nil {
+			gone = append(gone, h)
+		}
+	}
+	pyRefs.Unlock()
+	for _, h := range gone {
+		if h.forget() {
+			C.gdl_py_decref(h.obj)
+		}
+	}
 }
 
 // callbackAbort is what a func without an error result panics with when
@@ -180,7 +253,7 @@ func (s *cbSpec) call(ref *pyRef, fn *C.char, args []reflect.Value) []reflect.Va
 		if !s.hasErr {
 			pe, _ := err.(*PyError)
 			if pe == nil {
-				select {} // Python is shutting down: this goroutine waits for the process's end
+				waitForExit() // Python is shutting down: this goroutine waits for the process's end
 			}
 			panic(&callbackAbort{pe})
 		}

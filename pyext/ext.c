@@ -90,8 +90,8 @@ static int slice_arg(const gdl_fn* fn, int i, const DLTensor* t, gdl_value* v) {
   if (t->dtype.code != e.code || t->dtype.bits != e.bits || t->dtype.lanes != 1) {
     PyObject* got = gdl_dtype_name(t->dtype); /* names vector dtypes too (float32x4) */
     if (got != NULL)
-      PyErr_Format(PyExc_BufferError, "%s() argument %d: dtype %U, want %s", fn->name, i + 1, got,
-                   dtype_name(e.code, e.bits));
+      PyErr_Format(PyExc_BufferError, "%s() argument %d: want dtype %s, got %U", fn->name, i + 1,
+                   dtype_name(e.code, e.bits), got);
     Py_XDECREF(got);
     return -1;
   }
@@ -261,7 +261,9 @@ static int np_tensor_arg(int i, PyObject* obj, call_args* a) {
  * element type, compact and aligned. A godlpack.Tensor or *consumer.Tensor
  * takes any device (its typed views refuse memory the CPU cannot read); the
  * data is ready on the legacy default stream, as godlpack asks producers for
- * stream=None. Memory the host reads (managed memory) waits for that stream. */
+ * stream=None. Memory the host reads (managed memory) waits for that stream.
+ * A typed slice's argument with a buffer and no __dlpack__ (bytes,
+ * array.array...) goes to ext_arrays.c, which holds the buffer for the call. */
 static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   int typed = fn->elem[i].bits != 0;
   if (typed && fn->req[i] == NULL && is_ndarray(obj) && ndarray_arg(fn, i, obj, a)) return 0;
@@ -286,7 +288,9 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
       return -1;
     }
   }
-  if (fn->req[i] != NULL) { /* pyext.Require, Convert, NDArray: ext_arrays.c */
+  int buffer = fn->req[i] == NULL && typed ? gdl_buffer_only(obj) : 0; /* bytes, array.array... */
+  if (buffer < 0) return -1;
+  if (fn->req[i] != NULL || buffer) { /* pyext.Require, Convert, NDArray, buffers: ext_arrays.c */
     a->how[i] = ARG_REQ;
     a->arrays = 1;
     return gdl_req_arg(fn, i, obj, &a->v[i]);
@@ -660,8 +664,14 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
     if (argv[j] == NULL) {
       a.v[i] = fn->defaults[i];
     } else if (convert(fn, i, argv[j], &a) < 0) {
+      /* An operator's operand its parameter refuses: the other operand's turn. */
+      int other = fn->req[i] != NULL && fn->req[i]->operand && PyErr_ExceptionMatches(PyExc_BufferError);
       name_argument(fn, i);
       free_arrays(&a, i + 1);
+      if (other) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+      }
       return NULL;
     }
   }

@@ -1,6 +1,8 @@
 /* Array parameters with requirements (pyext.Require, Convert,
- * ConvertWriteBack, NDArray; arrays.go): the argument is imported (an exact
- * NumPy array from its fields, anything else through DLPack), checked
+ * ConvertWriteBack, NDArray; arrays.go), and buffer-protocol arguments of
+ * any typed slice: the argument is imported (an exact NumPy array from its
+ * fields, an object with a buffer and no __dlpack__ through the buffer
+ * protocol, anything else through DLPack), checked
  * against the parameter's dtype, shape, layout, device and writability, and
  * taken zero-copy when it conforms. Otherwise it is refused with
  * BufferError, or, where the author allowed it, copied into a conforming
@@ -19,6 +21,8 @@ typedef struct {
   gdl_view view; /* first: Go reads it through gdl_value.st */
   void* managed; /* the DLPack import, or NULL */
   int versioned;
+  int has_buf;    /* buf is held (PyObject_GetBuffer): released once, by gdl_req_free */
+  Py_buffer buf;
   PyObject* held; /* an exact ndarray (the argument, or NumPy's converted copy) */
   void* tmp;      /* C's conforming copy (64-byte aligned) */
   char* back;     /* ConvertWriteBack: the argument's element (0, ..., 0) */
@@ -40,6 +44,7 @@ typedef struct {
   DLDataType dt;
   int known;    /* a dtype godlpack names, in native byte order */
   PyObject* np_dtype; /* borrowed: an ndarray's dtype (for messages) */
+  const char* fmt;    /* a buffer's struct format (for messages), or NULL */
   int readonly; /* marked read-only by its producer */
   DLDevice dev;
   int is_c, is_f;
@@ -50,6 +55,24 @@ typedef struct {
 static const char* arg_label(const gdl_fn* fn, int i, char* buf, size_t len) {
   snprintf(buf, len, "%s() argument %d", fn->name, i + 1);
   return buf;
+}
+
+/* Prefixes the pending exception's message with the argument's label
+ * ("f() argument 2: ..."): a BufferError (any subclass becomes one), or a
+ * ValueError as it is (a released memoryview, a closed mmap); other
+ * exceptions pass as they are. */
+static void relabel(const gdl_fn* fn, int i) {
+  char lab[256];
+  PyObject* as = PyErr_ExceptionMatches(PyExc_BufferError) ? PyExc_BufferError
+                 : PyErr_Occurred() == PyExc_ValueError ? PyExc_ValueError : NULL;
+  if (as == NULL) return;
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  PyErr_NormalizeException(&et, &ev, &etb);
+  PyErr_Format(as, "%s: %S", arg_label(fn, i, lab, sizeof lab), ev);
+  Py_XDECREF(et);
+  Py_XDECREF(ev);
+  Py_XDECREF(etb);
 }
 
 static const char* elem_name(uint8_t code, uint8_t bits) {
@@ -193,10 +216,14 @@ static int convert_numpy(const gdl_fn* fn, int i, const gdl_req* r, PyObject* ob
   PyObject* np = numpy_module();
   if (np == NULL) return -1;
   PyObject* src = NULL;
-  int dl = PyObject_HasAttrString(obj, "__dlpack__") && !PyObject_HasAttrString(obj, "__array__");
-  PyObject* meth = PyObject_GetAttrString(np, dl ? "from_dlpack" : "asarray");
-  src = meth ? PyObject_CallOneArg(meth, obj) : NULL;
+  /* A buffer as NumPy reads a memoryview of it: its elements (bytes are
+   * uint8 values, not one bytes scalar). */
+  PyObject* in = st->has_buf ? PyMemoryView_FromObject(obj) : Py_NewRef(obj);
+  int dl = in && !st->has_buf && PyObject_HasAttrString(obj, "__dlpack__") && !PyObject_HasAttrString(obj, "__array__");
+  PyObject* meth = in ? PyObject_GetAttrString(np, dl ? "from_dlpack" : "asarray") : NULL;
+  src = meth ? PyObject_CallOneArg(meth, in) : NULL;
   Py_XDECREF(meth);
+  Py_XDECREF(in);
   PyObject* res = NULL;
   if (src != NULL) {
     PyObject* args = Py_BuildValue("(s)", want);
@@ -237,6 +264,7 @@ static int describe_ndarray(PyObject* obj, arg_desc* d) {
   d->dt = (DLDataType){e.code, e.bits, 1};
   d->known = e.bits != 0;
   d->np_dtype = (PyObject*)x->descr;
+  d->fmt = NULL;
   d->readonly = !(x->flags & NP_WRITEABLE);
   d->dev = (DLDevice){kDLCPU, 0};
   for (int k = 0; k < d->nd; k++) d->bstr[k] = x->strides[k];
@@ -254,6 +282,7 @@ static __attribute__((noinline)) void describe_dlpack(const DLTensor* t, uint64_
   d->dt = t->dtype;
   d->known = 1;
   d->np_dtype = NULL;
+  d->fmt = NULL;
   d->readonly = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
   d->dev = t->device;
   int64_t isz = (int64_t)t->dtype.bits * t->dtype.lanes / 8;
@@ -270,6 +299,71 @@ static __attribute__((noinline)) void describe_dlpack(const DLTensor* t, uint64_
   for (int k = 0; k < t->ndim; k++) d->bstr[k] = es[k] * isz;
   d->is_c = compact(d->shape, es, d->nd, 1, 0);
   d->is_f = compact(d->shape, es, d->nd, 1, 1);
+}
+
+/* The dtype of a buffer's struct format and item size, in native byte
+ * order (1), or 0: one godlpack does not name. Sizes come from itemsize
+ * (a native 'l' is 8 bytes, a standard one 4). */
+static int buffer_dtype(const char* f, Py_ssize_t isz, DLDataType* dt) {
+  int native = 1;
+  if (f == NULL) f = "B"; /* PyBUF_FORMAT's rule: no format is unsigned bytes */
+  if (*f == '@' || *f == '=') {
+    f++;
+  } else if (*f == '<' || *f == '>' || *f == '!') {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    native = *f == '<';
+#else
+    native = *f != '<';
+#endif
+    f++;
+  }
+  uint8_t code;
+  Py_ssize_t want = 0; /* a float's own size; 0: any integer size */
+  if (f[0] == 'Z' && f[1] != '\0' && f[2] == '\0') { /* NumPy's complex: Zf, Zd */
+    code = kDLComplex;
+    want = f[1] == 'f' ? 8 : f[1] == 'd' ? 16 : -1;
+  } else if (f[0] == '\0' || f[1] != '\0') {
+    return 0;
+  } else {
+    switch (f[0]) {
+      case '?': code = kDLBool; want = 1; break;
+      case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': code = kDLInt; break;
+      case 'B': case 'c': case 'H': case 'I': case 'L': case 'Q': case 'N': code = kDLUInt; break;
+      case 'e': code = kDLFloat; want = 2; break;
+      case 'f': code = kDLFloat; want = 4; break;
+      case 'd': code = kDLFloat; want = 8; break;
+      case 'F': code = kDLComplex; want = 8; break; /* struct's complex formats (3.14) */
+      case 'D': code = kDLComplex; want = 16; break;
+      default: return 0;
+    }
+  }
+  if ((want != 0 && isz != want) || (isz != 1 && isz != 2 && isz != 4 && isz != 8 && isz != 16) ||
+      (code != kDLComplex && isz == 16) || (!native && isz > 1))
+    return 0;
+  *dt = (DLDataType){code, (uint8_t)(isz * 8), 1};
+  return 1;
+}
+
+/* An exported buffer (PyBUF_RECORDS_RO: shape and strides, no suboffsets)
+ * as an argument on the CPU. */
+static void describe_buffer(const Py_buffer* b, arg_desc* d) {
+  d->data = b->buf;
+  d->nd = b->ndim;
+  d->shape = (const int64_t*)b->shape;
+  d->estr = NULL;
+  d->known = buffer_dtype(b->format, b->itemsize, &d->dt);
+  d->np_dtype = NULL;
+  d->fmt = b->format ? b->format : "B";
+  d->readonly = b->readonly != 0;
+  d->dev = (DLDevice){kDLCPU, 0};
+  int64_t s = b->itemsize;
+  for (int k = b->ndim - 1; k >= 0; k--) { /* strides NULL: C-contiguous */
+    d->bstr[k] = b->strides ? b->strides[k] : s;
+    s *= b->shape[k];
+  }
+  int64_t isz = b->itemsize > 0 ? b->itemsize : 1;
+  d->is_c = compact(d->shape, d->bstr, d->nd, isz, 0);
+  d->is_f = compact(d->shape, d->bstr, d->nd, isz, 1);
 }
 
 /* The shape check: 0, or -1 with BufferError. */
@@ -312,7 +406,10 @@ static const char* nonconforming(const gdl_fn* fn, int i, const gdl_req* r, cons
     PyObject* got = d->known ? gdl_dtype_name(d->dt) : d->np_dtype ? PyObject_Str(d->np_dtype) : NULL; /* >f8, <M8[s] */
     const char* g = got ? PyUnicode_AsUTF8(got) : NULL;
     if (g == NULL) PyErr_Clear();
-    snprintf(why, len, "want dtype %s, got %s", elem_name(e.code, e.bits), g ? g : "another dtype");
+    if (g == NULL && d->fmt != NULL)
+      snprintf(why, len, "want dtype %s, got buffer format '%.100s'", elem_name(e.code, e.bits), d->fmt);
+    else
+      snprintf(why, len, "want dtype %s, got %s", elem_name(e.code, e.bits), g ? g : "another dtype");
     Py_XDECREF(got);
     return why;
   }
@@ -409,9 +506,21 @@ static int take(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_va
   arg_desc d;
   int view = r->view != GDL_VIEW_TENSOR;
   int written = (fn->writes >> i) & 1;
+  int buffer = view && !exact_ndarray(obj) ? gdl_buffer_only(obj) : 0;
+  if (buffer < 0) return -1;
   if (view && exact_ndarray(obj)) {
     describe_ndarray(obj, &d);
     Py_XSETREF(st->held, Py_NewRef(obj));
+  } else if (buffer) {
+    /* Held until gdl_req_free: the exporter keeps the memory (a bytearray
+     * or array.array refuses to resize meanwhile). Read-only asked for;
+     * a written parameter checks the flag below. */
+    if (PyObject_GetBuffer(obj, &st->buf, PyBUF_RECORDS_RO) < 0) {
+      relabel(fn, i);
+      return -1;
+    }
+    st->has_buf = 1;
+    describe_buffer(&st->buf, &d);
   } else {
     int versioned;
     void* m = gdl_managed_from_object_checked(obj, GDL.max_version, &versioned);
@@ -426,15 +535,7 @@ static int take(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_va
         }
         return convert_numpy(fn, i, r, obj, v, st, why);
       }
-      if (PyErr_ExceptionMatches(PyExc_BufferError)) { /* say which argument */
-        PyObject *et, *ev, *etb;
-        PyErr_Fetch(&et, &ev, &etb);
-        PyErr_NormalizeException(&et, &ev, &etb);
-        PyErr_Format(PyExc_BufferError, "%s: %S", arg_label(fn, i, lab, sizeof lab), ev);
-        Py_XDECREF(et);
-        Py_XDECREF(ev);
-        Py_XDECREF(etb);
-      }
+      relabel(fn, i); /* say which argument */
       return -1;
     }
     if (st->managed != NULL) gdl_managed_free(st->managed, st->versioned); /* a NumPy subclass's conversion */
@@ -550,6 +651,24 @@ static gdl_mutex pool_lock;
 static arg_state* pool[POOL];
 static int npool;
 
+int gdl_buffer_only(PyObject* obj) {
+  PyTypeObject* t = Py_TYPE(obj);
+  if (t->tp_as_buffer == NULL || t->tp_as_buffer->bf_getbuffer == NULL) return 0;
+  if (t == &PyBytes_Type || t == &PyByteArray_Type || t == &PyMemoryView_Type) return 1; /* no __dlpack__: no lookup */
+  PyObject* m = PyObject_GetAttr(obj, GDL.s_dlpack);
+  if (m != NULL) {
+    Py_DECREF(m);
+    return 0;
+  }
+  if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+  PyErr_Clear();
+  return 1;
+}
+
+/* A plain typed slice's requirements (no Require or Convert): what the
+ * DLPack path of ext.c takes, for a buffer-protocol argument. */
+static const gdl_req slice_req = {.ndim = -1, .order = GDL_ORDER_C, .device = GDL_DEV_CPU, .view = GDL_VIEW_SLICE};
+
 int gdl_req_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
   gdl_mutex_lock(&pool_lock);
   arg_state* st = npool ? pool[--npool] : NULL;
@@ -560,13 +679,14 @@ int gdl_req_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
     return -1;
   }
   st->managed = NULL;
+  st->has_buf = 0;
   st->held = NULL;
   st->tmp = NULL;
   st->back = NULL;
   st->nd = 0;
   st->view.shape_len = 0;
   v->st = st;
-  const gdl_req* r = fn->req[i];
+  const gdl_req* r = fn->req[i] != NULL ? fn->req[i] : &slice_req;
   if (r->view != GDL_VIEW_TENSOR && exact_ndarray(obj) && take_ndarray(fn, i, r, obj, v, st)) return 0;
   return take(fn, i, r, obj, v, st, r->convert != GDL_CONV_NONE);
 }
@@ -590,12 +710,14 @@ void gdl_req_free(gdl_value* v) {
 #else
   int quiet = st->held == NULL || Py_REFCNT(st->held) > 1;
 #endif
-  if (st->managed == NULL && quiet) {
+  if (st->managed == NULL && !st->has_buf && quiet) {
     Py_XDECREF(st->held);
-  } else {
+  } else { /* a deleter, or an exporter's release, may run Python code */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     if (st->managed != NULL) gdl_managed_free(st->managed, st->versioned);
+    if (st->has_buf) PyBuffer_Release(&st->buf);
+    st->has_buf = 0;
     Py_XDECREF(st->held);
     PyErr_Restore(type, value, tb);
   }

@@ -54,14 +54,21 @@ struct gdl_req {
   uint8_t convert; /* GDL_CONV_* */
   uint8_t view;    /* GDL_VIEW_* */
   uint8_t code, bits; /* a dtype for Tensor parameters; bits 0: any */
+  uint8_t operand;    /* a binary operator's operand: a refusal is NotImplemented (operators.go) */
 };
 typedef struct gdl_req gdl_req;
 
 #ifdef Py_PYTHON_H /* the C layer; Go reads the structs only */
-/* Imports obj as argument i of fn under fn->req[i], into v (v->st holds
+/* Imports obj as argument i of fn under fn->req[i] (NULL: a plain typed
+ * slice's defaults, for a buffer-protocol argument), into v (v->st holds
  * what must be released: free it with gdl_req_free, also after a failure).
  * 0, or -1 with the exception set (BufferError for refusals). */
 int gdl_req_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v);
+/* Whether a typed slice or NDArray takes obj through the buffer protocol:
+ * it exports a buffer and has no __dlpack__ (DLPack comes first, for its
+ * devices and flags): bytes, bytearray, memoryview, array.array, mmap. 1,
+ * 0, or -1 with an exception. */
+int gdl_buffer_only(PyObject* obj);
 /* The most dimensions of an argument gdl_req_view takes. */
 #define GDL_VIEW_NDIM 8
 

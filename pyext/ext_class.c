@@ -8,6 +8,7 @@
 #include <structmember.h>
 #include "ext.h"
 #include "ext_parts.h"
+#include "ext_pyobj.h"
 
 /* A method of a Go class: a callable that is also a method descriptor (as
  * CPython's own methods are): obj.add(x) calls it with obj first, without
@@ -19,6 +20,24 @@ typedef struct {
   PyObject* owner; /* the class */
   const gdl_special* sp; /* a special method (GDL_M_*), or NULL */
 } gdl_method;
+
+/* The value v in obj asks about, as parameter 1 of fn (Contains) takes
+ * it: a number converted here once (an array float() refuses, an int too
+ * big for the Go type: NULL with no exception, not in obj, as a list of
+ * floats says), anything else v itself. A new reference; NULL with an
+ * exception for v's own errors (its __float__ raising ValueError). */
+static PyObject* contains_value(const gdl_fn* fn, PyObject* v) {
+  char kind = fn->sig[1];
+  if (kind != GDL_V_FLOAT && kind != GDL_V_INT && kind != GDL_V_UINT) return Py_NewRef(v);
+  gdl_where w = {fn->name, 1, 0, -1, NULL, 0};
+  gdl_value x;
+  if (gdl_value_from(kind, fn->elem[1], v, &x, &w) < 0) {
+    if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_OverflowError)) PyErr_Clear();
+    return NULL;
+  }
+  if (kind == GDL_V_FLOAT) return PyFloat_FromDouble(x.f);
+  return kind == GDL_V_INT ? PyLong_FromLongLong(x.i) : PyLong_FromUnsignedLongLong((unsigned long long)x.i);
+}
 
 static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 
@@ -80,7 +99,27 @@ static PyObject* method_repr(PyObject* self) {
                               ((PyTypeObject*)m->owner)->tp_name);
 }
 
-static PyGetSetDef method_getset[] = {{"__doc__", method_doc, NULL, NULL, NULL},
+static PyObject* method_objclass(PyObject* self, void* closure) { return Py_NewRef(((gdl_method*)self)->owner); }
+
+/* Pickling by reference, as CPython's method descriptors (list.append):
+ * getattr(Class, name). Bound methods (types.MethodType) pickle as
+ * getattr(obj, name) themselves. */
+static PyObject* method_reduce(PyObject* self, PyObject* unused) {
+  const gdl_method* m = (const gdl_method*)self;
+  PyObject* getattr = NULL; /* strong: builtins is a dict any thread may change */
+  if (PyDict_GetItemStringRef(PyEval_GetBuiltins(), "getattr", &getattr) < 0) return NULL;
+  if (getattr == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "godlpack: no builtin getattr");
+    return NULL;
+  }
+  /* the attribute's name: a special method's fn may serve several (__lt__, __gt__) */
+  return Py_BuildValue("N(Os)", getattr, m->owner, m->sp ? m->sp->name : gdl_short_name(m->fn->name));
+}
+
+static PyMethodDef method_methods[] = {{"__reduce__", method_reduce, METH_NOARGS, NULL}, {NULL}};
+
+static PyGetSetDef method_getset[] = {{"__objclass__", method_objclass, NULL, NULL, NULL},
+                                      {"__doc__", method_doc, NULL, NULL, NULL},
                                       {"__name__", method_name, NULL, NULL, NULL},
                                       {"__text_signature__", method_text_signature, NULL, NULL, NULL},
                                       {"__qualname__", method_qualname, NULL, NULL, NULL},
@@ -96,7 +135,46 @@ static PyTypeObject method_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
     .tp_descr_get = method_get,
     .tp_getset = method_getset,
+    .tp_methods = method_methods,
 };
+
+/* The Go class of each type made for one (every import of every module
+ * adds its own), for tp_new, __init__, pickling: a list, newest first,
+ * prepended under types_lock (two modules' execs may run at once on a
+ * free-threaded build) and read with no lock; entries never change or go
+ * (the types live for the process: gdl_set_class_type). */
+typedef struct class_type {
+  PyTypeObject* type;
+  const gdl_class* c;
+  struct class_type* next;
+} class_type;
+static class_type* types_head;
+static gdl_mutex types_lock;
+
+/* The Go class of type: its own, or its nearest Go base's for a Python
+ * subclass; NULL for none. */
+static const gdl_class* class_of_type(PyTypeObject* type) {
+  PyTypeObject* go = gdl_go_type(type);
+  for (class_type* e = __atomic_load_n(&types_head, __ATOMIC_ACQUIRE); go != NULL && e != NULL; e = e->next) {
+    if (e->type == go) return e->c;
+  }
+  return NULL;
+}
+
+static int add_class_type(PyTypeObject* type, const gdl_class* c) {
+  class_type* e = malloc(sizeof *e); /* kept for the process, as the type is */
+  if (e == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  e->type = type;
+  e->c = c;
+  gdl_mutex_lock(&types_lock);
+  e->next = types_head;
+  __atomic_store_n(&types_head, e, __ATOMIC_RELEASE); /* after the entry's fields: readers take no lock */
+  gdl_mutex_unlock(&types_lock);
+  return 0;
+}
 
 /* ---- special methods (class.go's builders) ---------------------------------- */
 
@@ -131,13 +209,21 @@ static PyObject* item_index(const gdl_special* sp, PyObject* self, PyObject* key
 }
 
 /* An item method's slice key: sp->slice(self, start, stop, step[, value]),
- * the indices clipped to len as slice.indices(len) clips them. */
+ * the indices clipped to len as slice.indices(len) clips them, and step to
+ * within +-max(len, 2): the same items (past len, a step only ends the
+ * range, whose start lies in [-1, len]), still an extended slice (never 1,
+ * which a SetSlice takes as a plain slice that may resize), and Go's
+ * `for i := start; ...; i += step` cannot overflow (|i| stays below
+ * 2*len+2; sys.maxsize would). */
 static PyObject* slice_call(const gdl_special* sp, PyObject* self, PyObject* key, PyObject* value) {
   Py_ssize_t start, stop, step;
   if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL; /* ValueError for step 0 */
   Py_ssize_t len = item_len(sp, self);
   if (len == -1 && PyErr_Occurred()) return NULL;
   PySlice_AdjustIndices(len, &start, &stop, step);
+  Py_ssize_t most = len > 2 ? len : 2;
+  if (step > most) step = most;
+  if (step < -most) step = -most;
   PyObject* argv[4] = {PyLong_FromSsize_t(start), PyLong_FromSsize_t(stop), PyLong_FromSsize_t(step), value};
   PyObject* r = argv[0] && argv[1] && argv[2] ? gdl_call_fn(sp->slice, self, argv, value ? 4 : 3, NULL) : NULL;
   for (int i = 0; i < 3; i++) Py_XDECREF(argv[i]);
@@ -201,10 +287,12 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
   if (sp->kind == GDL_M_CLASS) {
     PyObject* r = gdl_call_fn(fn, NULL, args + 1, nargs - 1, kwnames);
     int cls = fn->nresults == 1 && fn->kinds[0] == GDL_V_OBJ ? fn->rcls[0] : -1;
-    /* a *T for Sub.m(...), Sub a Python subclass: an object of Sub */
-    if (r != NULL && cls >= 0 && PyType_Check(self) && Py_TYPE(r) == gdl_class_type(cls) &&
-        PyType_IsSubtype((PyTypeObject*)self, Py_TYPE(r)))
-      return gdl_obj_retype(r, (PyTypeObject*)self);
+    /* a *T for Sub.m(...), Sub a Python subclass or an earlier import's type of the class: an object of Sub */
+    if (r != NULL && cls >= 0 && PyType_Check(self) && Py_TYPE(r) != (PyTypeObject*)self &&
+        Py_TYPE(r) == gdl_class_type(cls)) {
+      const gdl_class* c = class_of_type((PyTypeObject*)self);
+      if (c != NULL && c->id == cls) return gdl_obj_retype(r, (PyTypeObject*)self);
+    }
     return r;
   }
   if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
@@ -249,7 +337,11 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
       int takes = arg_takes(fn, 1, args[1], 0);
       if (takes < 0) return NULL;
       if (!takes) Py_RETURN_FALSE; /* not of the element type: not in it */
-      return gdl_call_fn(fn, self, args + 1, 1, NULL);
+      PyObject* v = contains_value(fn, args[1]);
+      if (v == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_False);
+      PyObject* r = gdl_call_fn(fn, self, &v, 1, NULL);
+      Py_DECREF(v);
+      return r;
     }
     case GDL_M_ITER: {
       PyObject* h = gdl_call_fn(fn, self, NULL, 0, NULL); /* the pull state's handle */
@@ -315,34 +407,6 @@ static int prop_set(PyObject* self, PyObject* value, void* closure) {
   return r == NULL ? -1 : 0;
 }
 
-static void obj_dealloc(PyObject* self) {
-  PyTypeObject* tp = Py_TYPE(self);
-  if (((gdl_obj*)self)->weaklist != NULL) PyObject_ClearWeakRefs(self);
-  uintptr_t h = ((gdl_obj*)self)->handle;
-  if (h != 0 && !gdl_forked()) gdlpyDropHandle(h); /* a forked child leaks it: Go is gone there */
-  tp->tp_free(self);
-  Py_DECREF(tp);
-}
-
-/* The Go class of type: its own, or the nearest base's for a Python subclass. */
-static const gdl_class* class_of_type(PyTypeObject* type, const gdl_class* const* classes, int n) {
-  for (PyTypeObject* t = type; t != NULL; t = t->tp_base) {
-    for (int i = 0; i < n; i++) {
-      if (gdl_class_type(classes[i]->id) == t) return classes[i];
-    }
-  }
-  return NULL;
-}
-
-/* The classes of every module, for tp_new (a type's class): appended under
- * classes_lock (two modules' execs may run at once on a free-threaded
- * build), read with no lock up to classes_count(); entries never change. */
-static const gdl_class* all_classes[GDL_MAX_CLASSES];
-static int nall_classes;
-static gdl_mutex classes_lock;
-
-static int classes_count(void) { return __atomic_load_n(&nall_classes, __ATOMIC_ACQUIRE); }
-
 /* Calls class c's constructor with a call's args and kwds: a new object. */
 static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
   Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwds ? PyDict_GET_SIZE(kwds) : 0;
@@ -374,21 +438,68 @@ static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
 
 /* Cls(...) makes the Go value; a Python subclass's object starts empty and
  * gets it from the Go class's __init__ (obj_tp_init), as super().__init__(...)
- * calls it. */
-static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
-  const gdl_class* c = class_of_type(type, all_classes, classes_count());
+ * calls it. paired: called by Cls(...) (type_call), which calls __init__
+ * next with the same arguments: that __init__ is a no-op. */
+static PyObject* obj_new(PyTypeObject* type, PyObject* args, PyObject* kwds, int paired) {
+  const gdl_class* c = class_of_type(type);
   if (c == NULL || c->ctor == NULL) {
     PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
     return NULL;
   }
-  if (type == gdl_class_type(c->id)) {
+  if (type->tp_dealloc == gdl_obj_dealloc) { /* the Go class's type, of this import or an earlier one */
     PyObject* r = call_ctor(c, args, kwds);
-    if (r != NULL && Py_TYPE(r) == type) ((gdl_obj*)r)->fresh = 1; /* the __init__ of this call is a no-op */
+    if (r != NULL && Py_TYPE(r) != type && gdl_is_obj(c->id, r)) r = gdl_obj_retype(r, type); /* an earlier import's */
+    if (r != NULL && Py_TYPE(r) == type) ((gdl_obj*)r)->fresh = paired;
     return r;
   }
   gdl_obj* o = (gdl_obj*)type->tp_alloc(type, 0); /* handle 0 until __init__ */
   if (o != NULL) o->cls = c->id;
   return (PyObject*)o;
+}
+
+static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) { return obj_new(type, args, kwds, 1); }
+
+/* Cls.__new__(type, ...), in the class's dict in place of CPython's
+ * wrapper of tp_new (whose call cannot be told from Cls(...)'s): the
+ * object it makes has no __init__ to skip, so a later __init__ is refused.
+ * Its checks are the wrapper's. Python subclasses reach it too (their
+ * tp_new looks __new__ up). */
+static PyObject* obj_new_method(PyObject* self, PyObject* args, PyObject* kwds) {
+  PyTypeObject* type = (PyTypeObject*)self; /* the Go class's type */
+  Py_ssize_t n = PyTuple_GET_SIZE(args);
+  if (n < 1) {
+    PyErr_Format(PyExc_TypeError, "%s.__new__(): not enough arguments", type->tp_name);
+    return NULL;
+  }
+  PyObject* sub = PyTuple_GET_ITEM(args, 0);
+  if (!PyType_Check(sub)) {
+    PyErr_Format(PyExc_TypeError, "%s.__new__(X): X is not a type object (%s)", type->tp_name, Py_TYPE(sub)->tp_name);
+    return NULL;
+  }
+  if (!PyType_IsSubtype((PyTypeObject*)sub, type)) {
+    PyErr_Format(PyExc_TypeError, "%s.__new__(%s): %s is not a subtype of %s", type->tp_name,
+                 ((PyTypeObject*)sub)->tp_name, ((PyTypeObject*)sub)->tp_name, type->tp_name);
+    return NULL;
+  }
+  PyObject* rest = PyTuple_GetSlice(args, 1, n);
+  if (rest == NULL) return NULL;
+  PyObject* r = obj_new((PyTypeObject*)sub, rest, kwds, 0);
+  Py_DECREF(rest);
+  return r;
+}
+
+static PyMethodDef new_def = {"__new__", (PyCFunction)(void (*)(void))obj_new_method, METH_VARARGS | METH_KEYWORDS,
+                              "Create and return a new object.  See help(type) for accurate signature."};
+
+/* Puts obj_new_method in type's dict as __new__: into the dict, not by
+ * setattr, which would make tp_new look __new__ up (slower Cls(...)). */
+static int add_new_method(PyTypeObject* type) {
+  PyObject* f = PyCFunction_NewEx(&new_def, (PyObject*)type, NULL);
+  if (f == NULL) return -1;
+  int r = PyDict_SetItemString(type->tp_dict, "__new__", f);
+  Py_DECREF(f);
+  if (r == 0) PyType_Modified(type);
+  return r;
 }
 
 /* __init__ of a Go class runs once per object: for its own objects it is
@@ -398,13 +509,13 @@ static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) 
  * nothing, silently. */
 static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
   gdl_obj* o = (gdl_obj*)self;
-  const gdl_class* c = class_of_type(Py_TYPE(self), all_classes, classes_count());
+  const gdl_class* c = class_of_type(Py_TYPE(self));
   if (c == NULL) return 0;
   if (o->fresh) {
     o->fresh = 0;
     return 0;
   }
-  if (o->handle != 0 || Py_TYPE(self) == gdl_class_type(c->id)) {
+  if (o->handle != 0 || Py_TYPE(self)->tp_dealloc == gdl_obj_dealloc) {
     PyErr_Format(PyExc_TypeError,
                  "%s.__init__: the %.200s object holds its Go value already (__init__ runs once, when the object "
                  "is made: make a new one)",
@@ -421,10 +532,15 @@ static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
 
 static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
   gdl_obj* o = (gdl_obj*)self;
-  const gdl_class* c = NULL;
-  for (int i = 0, n = classes_count(); i < n; i++) {
-    if (all_classes[i]->id == o->cls) c = all_classes[i];
+  if (Py_TYPE(self)->tp_dealloc != gdl_obj_dealloc) { /* a Python subclass's object: its state is not Go's alone */
+    PyTypeObject* base = gdl_go_type(Py_TYPE(self));
+    PyErr_Format(PyExc_TypeError,
+                 "cannot pickle '%.200s' object: objects of a Python subclass of the Go class %.200s do not pickle: "
+                 "define __reduce__ in the subclass",
+                 Py_TYPE(self)->tp_name, base ? base->tp_name : "?");
+    return NULL;
   }
+  const gdl_class* c = class_of_type(Py_TYPE(self));
   if (c == NULL || !c->pickle) {
     PyErr_Format(PyExc_TypeError,
                  "cannot pickle '%.200s' object: its Go type is no encoding.BinaryMarshaler and BinaryUnmarshaler",
@@ -464,10 +580,8 @@ PyObject* gdl_rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t
     PyErr_SetString(PyExc_TypeError, "_rebuild_object(cls, data: bytes)");
     return NULL;
   }
-  const gdl_class* c = NULL;
-  for (int i = 0, n = classes_count(); i < n; i++) {
-    if (gdl_class_type(all_classes[i]->id) == (PyTypeObject*)args[0]) c = all_classes[i];
-  }
+  PyTypeObject* type = (PyTypeObject*)args[0];
+  const gdl_class* c = type->tp_dealloc == gdl_obj_dealloc ? class_of_type(type) : NULL; /* a Go class's own type */
   if (c == NULL || !c->pickle) {
     PyErr_Format(PyExc_TypeError, "_rebuild_object: %R is no picklable Go class", args[0]);
     return NULL;
@@ -481,7 +595,7 @@ PyObject* gdl_rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t
     gdl_raise_kind(kind, err, exc);
     return NULL;
   }
-  return gdl_obj_new(c->id, h);
+  return gdl_obj_retype(gdl_obj_new(c->id, h), type); /* type: an earlier import's, maybe */
 }
 
 static PyMethodDef reduce_def = {"__reduce__", obj_reduce, METH_NOARGS, "Pickling: the Go value's MarshalBinary."};
@@ -500,7 +614,7 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
   snprintf(qual, len, "%s.%s", modname, c->name);
   static PyMemberDef weak_members[] = {{"__weaklistoffset__", T_PYSSIZET, offsetof(gdl_obj, weaklist), READONLY, NULL},
                                        {NULL}};
-  PyType_Slot slots[8] = {{Py_tp_new, obj_tp_new}, {Py_tp_init, obj_tp_init}, {Py_tp_dealloc, obj_dealloc},
+  PyType_Slot slots[8] = {{Py_tp_new, obj_tp_new}, {Py_tp_init, obj_tp_init}, {Py_tp_dealloc, gdl_obj_dealloc},
                          {Py_tp_doc, (void*)c->doc}};
   int nslots = 4;
   if (c->weakref) slots[nslots++] = (PyType_Slot){Py_tp_members, weak_members};
@@ -530,6 +644,7 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
     if (add_special(type, &c->specials[i]) < 0) goto fail;
   }
   if (c->unhashable && PyObject_SetAttrString(type, "__hash__", Py_None) < 0) goto fail;
+  if (add_new_method((PyTypeObject*)type) < 0) goto fail;
   for (int i = 0; i < c->nprops; i++) {
     gdl_prop* p = &c->props[i];
     PyGetSetDef* def = calloc(1, sizeof *def); /* kept for the process, as the descriptor keeps it */
@@ -553,15 +668,8 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
     Py_XDECREF(d);
     if (r < 0) goto fail;
   }
-  gdl_set_class_type(c->id, (PyTypeObject*)type); /* the newest module's type */
-  gdl_mutex_lock(&classes_lock);
-  int known = 0, n = nall_classes;
-  for (int i = 0; i < n; i++) known |= all_classes[i] == c;
-  if (!known) {
-    all_classes[n] = c;
-    __atomic_store_n(&nall_classes, n + 1, __ATOMIC_RELEASE); /* after the entry: readers take no lock */
-  }
-  gdl_mutex_unlock(&classes_lock);
+  if (add_class_type((PyTypeObject*)type, c) < 0) goto fail;
+  gdl_set_class_type(c->id, (PyTypeObject*)type); /* the newest module's type; kept for the process */
   if (PyModule_AddObjectRef(m, c->name, type) < 0) goto fail;
   Py_DECREF(type);
   return 0;

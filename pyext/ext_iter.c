@@ -8,7 +8,10 @@
 
 typedef struct {
   PyObject_HEAD
+  /* The pull state's handle, from creation to dealloc (never freed at the
+   * end: another thread may be pulling with it, and handles are reused). */
   uintptr_t handle;
+  int ended; /* the sequence said its end: later calls skip Go */
   const gdl_fn* next;
   gdl_next_call call;
   PyObject* owner; /* the object iterated (kept alive), or NULL */
@@ -25,13 +28,11 @@ static void drop_sequence(uintptr_t h) {
 
 static PyObject* iter_next(PyObject* self) {
   gdl_iter* it = (gdl_iter*)self;
-  uintptr_t h = __atomic_load_n(&it->handle, __ATOMIC_ACQUIRE);
-  if (h == 0) return NULL;
-  PyObject* r = it->call(it->next, h); /* Go takes turns among threads (pull.mu) */
+  if (__atomic_load_n(&it->ended, __ATOMIC_ACQUIRE)) return NULL;
+  PyObject* r = it->call(it->next, it->handle); /* Go takes turns among threads (pull.mu) */
   if (r == NULL && PyErr_ExceptionMatches(PyExc_StopIteration)) {
     PyErr_Clear(); /* done: no exception, as tp_iternext's protocol has it */
-    /* the sequence stops now, not when the iterator dies; once, whichever thread saw the end */
-    drop_sequence(__atomic_exchange_n(&it->handle, 0, __ATOMIC_ACQ_REL));
+    __atomic_store_n(&it->ended, 1, __ATOMIC_RELEASE); /* its goroutine has ended; Go let go of the sequence */
   }
   return r;
 }
@@ -49,7 +50,7 @@ static int iter_clear(PyObject* self) {
 static void iter_dealloc(PyObject* self) {
   gdl_iter* it = (gdl_iter*)self;
   PyObject_GC_UnTrack(self);
-  drop_sequence(__atomic_exchange_n(&it->handle, 0, __ATOMIC_ACQ_REL));
+  drop_sequence(it->handle); /* no thread pulls any more: each held a reference */
   Py_XDECREF(it->owner);
   PyObject_GC_Del(self);
 }
@@ -75,6 +76,7 @@ PyObject* gdl_iter_new(uintptr_t handle, const gdl_fn* next, gdl_next_call call,
     return NULL;
   }
   it->handle = handle;
+  it->ended = 0;
   it->next = next;
   it->call = call;
   it->owner = Py_XNewRef(owner);

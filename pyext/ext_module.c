@@ -1,6 +1,6 @@
 /* A Go extension module: its definition for CPython's multi-phase init, and
- * its exec step, which adds the functions (ext.c) and classes (ext_class.c)
- * and runs the Go exec hooks. */
+ * its exec step, which adds the functions (builtin functions calling ext.c's
+ * call path) and classes (ext_class.c) and runs the Go exec hooks. */
 #include <stdlib.h>
 #include "exchange.h"
 #include "ext.h"
@@ -27,6 +27,73 @@ typedef struct {
   gdl_exc** excs;
   int nexcs;
 } ext_def;
+
+/* ---- functions ---------------------------------------------------------------- */
+
+/* A Go function is a builtin function (PyCFunction) whose __self__ is its
+ * module, as math.sqrt's: it pickles by reference (its __reduce__ is its
+ * name, found in its __module__), and CPython's call specialisation calls
+ * its C function directly. Which Go function a call is for cannot come
+ * from self (the module, shared), so each Go function gets a C function of
+ * its own: trampoline k calls fn_slots[k] (one load, no lookup). A slot is
+ * taken once per gdl_fn, for the process (a module imported again reuses
+ * its functions' slots). */
+#define GDL_MAX_FUNCS 1024
+static const gdl_fn* fn_slots[GDL_MAX_FUNCS];
+static int nfn_slots;
+static gdl_mutex fn_slots_lock;
+
+/* trampoline_<octal k> for k in 0..1023, and their table in that order */
+#define T1(k)                                                                                                  \
+  static PyObject* trampoline_##k(PyObject* m, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) { \
+    return gdl_call_fn(fn_slots[0##k], NULL, args, nargs, kwnames);                                            \
+  }
+#define T8(k) T1(k##0) T1(k##1) T1(k##2) T1(k##3) T1(k##4) T1(k##5) T1(k##6) T1(k##7)
+#define T64(k) T8(k##0) T8(k##1) T8(k##2) T8(k##3) T8(k##4) T8(k##5) T8(k##6) T8(k##7)
+#define T512(k) T64(k##0) T64(k##1) T64(k##2) T64(k##3) T64(k##4) T64(k##5) T64(k##6) T64(k##7)
+T512(0)
+T512(1)
+#define P1(k) (PyCFunction)(void (*)(void))trampoline_##k,
+#define P8(k) P1(k##0) P1(k##1) P1(k##2) P1(k##3) P1(k##4) P1(k##5) P1(k##6) P1(k##7)
+#define P64(k) P8(k##0) P8(k##1) P8(k##2) P8(k##3) P8(k##4) P8(k##5) P8(k##6) P8(k##7)
+#define P512(k) P64(k##0) P64(k##1) P64(k##2) P64(k##3) P64(k##4) P64(k##5) P64(k##6) P64(k##7)
+static const PyCFunction trampolines[GDL_MAX_FUNCS] = {P512(0) P512(1)};
+
+/* fn's trampoline (its slot taken on first use); NULL with ImportError when all are taken. */
+static PyCFunction trampoline_of(PyObject* m, const gdl_fn* fn) {
+  gdl_mutex_lock(&fn_slots_lock); /* two modules' execs may run at once on a free-threaded build */
+  int k = 0;
+  while (k < nfn_slots && fn_slots[k] != fn) k++;
+  if (k == nfn_slots && k < GDL_MAX_FUNCS) fn_slots[nfn_slots++] = fn;
+  gdl_mutex_unlock(&fn_slots_lock);
+  if (k < GDL_MAX_FUNCS) return trampolines[k];
+  PyErr_Format(PyExc_ImportError, "%s.%s: more than %d Go functions in one extension (pyext's limit)",
+               PyModule_GetName(m), fn->name, GDL_MAX_FUNCS);
+  return NULL;
+}
+
+/* Adds fn to module m as a function m.<name>. */
+static int add_func(PyObject* m, gdl_fn* fn) {
+  if (gdl_fn_intern_names(fn) < 0) return -1;
+  PyCFunction meth = trampoline_of(m, fn);
+  if (meth == NULL) return -1;
+  PyMethodDef* def = calloc(1, sizeof *def); /* lives as long as the process */
+  if (def == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  def->ml_name = fn->name;
+  def->ml_meth = meth;
+  def->ml_flags = METH_FASTCALL | METH_KEYWORDS;
+  def->ml_doc = fn->doc;
+  PyObject* modname = PyModule_GetNameObject(m);
+  PyObject* f = modname ? PyCFunction_NewEx(def, m, modname) : NULL;
+  Py_XDECREF(modname);
+  if (f == NULL) return -1;
+  int r = PyModule_AddObject(m, fn->name, f);
+  if (r < 0) Py_DECREF(f);
+  return r;
+}
 
 /* Makes the custom exception e in module m, as m.<name>: a subclass of the
  * builtin exception named e->base. */
@@ -56,7 +123,7 @@ static int ext_exec(PyObject* m) {
   ext_def* d = (ext_def*)PyModule_GetDef(m);
   if (d == NULL || gdl_layer_init(d->def.m_name) < 0 || gdl_layer_add_types(m) < 0 || gdl_iter_ready() < 0) return -1;
   for (int i = 0; i < d->nfns; i++) {
-    if (gdl_add_func(m, d->fns[i]) < 0) return -1;
+    if (add_func(m, d->fns[i]) < 0) return -1;
   }
   for (int i = 0; i < d->nclasses; i++) {
     if (gdl_add_class(m, d->classes[i]) < 0) return -1;

@@ -55,11 +55,28 @@ PyObject* gdl_obj_new(int cls, uintptr_t h) {
   return (PyObject*)o;
 }
 
+void gdl_obj_dealloc(PyObject* self) {
+  PyTypeObject* tp = Py_TYPE(self);
+  if (((gdl_obj*)self)->weaklist != NULL) PyObject_ClearWeakRefs(self);
+  uintptr_t h = ((gdl_obj*)self)->handle;
+  if (h != 0 && !gdl_forked()) gdlpyDropHandle(h); /* a forked child leaks it: Go is gone there */
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+PyTypeObject* gdl_go_type(PyTypeObject* type) {
+  while (type != NULL && type->tp_dealloc != gdl_obj_dealloc) type = type->tp_base; /* Python subclasses: subtype_dealloc */
+  return type;
+}
+
 int gdl_is_obj(int cls, PyObject* obj) {
   PyTypeObject* tp = gdl_class_type(cls);
   if (tp == NULL) return 0;
   if (Py_TYPE(obj) == tp) return 1;
-  return (tp->tp_flags & Py_TPFLAGS_BASETYPE) && PyType_IsSubtype(Py_TYPE(obj), tp); /* a Python subclass */
+  if ((tp->tp_flags & Py_TPFLAGS_BASETYPE) && PyType_IsSubtype(Py_TYPE(obj), tp)) return 1; /* a Python subclass */
+  /* an object of the class's type made by an earlier import of the module
+   * (or of a subclass of it): every Go class's object says its class */
+  return gdl_go_type(Py_TYPE(obj)) != NULL && ((gdl_obj*)obj)->cls == cls;
 }
 
 /* An argument of a class parameter: exactly an object of that class. */

@@ -1,7 +1,8 @@
 /* The parts of the Go extension layer and what each offers the others
  * (internal to pyext). Calls go one way: ext_module.c (the module) uses
  * ext.c (functions: the call path) and ext_class.c (classes); ext_class.c
- * uses ext.c and ext_buffer.c (the buffer protocol); ext.c uses
+ * uses ext.c, ext_buffer.c (the buffer protocol) and ext_pyobj.c (the
+ * value of a Contains); ext.c uses
  * ext_arrays.c (array requirements) and ext_pyobj.c (scalar, list and dict
  * values; calls of Python callables from Go, for callback.go and
  * containers.go; declared in ext_pyobj.h); ext.c and ext_class.c use
@@ -27,7 +28,7 @@ typedef struct {
 
 /* Go (module.go, call.go, class.go), each returning an errkind.h code with a message in err. */
 extern int gdlpyCall(gdl_call* c);
-extern int gdlpyExec(int module_id, PyObject* m, char* err, int errlen);
+extern int gdlpyExec(int module_id, void* m, char* err, int errlen); /* void*: as cgo declares the export */
 extern void gdlpyDropHandle(uintptr_t h);
 /* Marshal, Unmarshal, GetBuffer: GDL_ERR_PYEXC with *exc a new reference to
  * a Python callable's exception, to raise again (gdl_raise_kind). */
@@ -53,8 +54,14 @@ void gdl_ext_raise(int kind, const char* err);
 /* The custom exception types of this process, by id (the newest module's), as for classes. */
 PyObject* gdl_exc_type(int id);
 void gdl_set_exc_type(int id, PyObject* type);
-/* Whether obj is an object of class cls (or of a subclass). */
+/* Whether obj is an object of class cls (or of a subclass), of this
+ * module's type for it or of an earlier import's. */
 int gdl_is_obj(int cls, PyObject* obj);
+/* tp_dealloc of every Go class's type (not of Python subclasses, which
+ * CPython gives subtype_dealloc): drops the object's handle. */
+void gdl_obj_dealloc(PyObject* self);
+/* The Go class's own type that type is or derives from (tp_base chain), or NULL. */
+PyTypeObject* gdl_go_type(PyTypeObject* type);
 /* Moves the Go value of r (consumed) into a new object of type, a subclass. */
 PyObject* gdl_obj_retype(PyObject* r, PyTypeObject* type);
 /* Argument i of fn, a class parameter: exactly an object of that class. */
@@ -71,6 +78,8 @@ void gdl_raise_panic(const char* err);
 /* Raises what Go reported: a panic, a Python callable's exception (exc, a
  * reference this takes), or the exception of an error kind. */
 void gdl_raise_kind(int kind, const char* err, uintptr_t exc);
+/* Unused: ext_module.c adds functions, each with a trampoline of its own (ext.c's own, with a capsule as
+ * __self__, to be removed). */
 int gdl_add_func(PyObject* m, gdl_fn* fn);
 
 /* ext_iter.c: a Python iterator over a Go sequence: its pull state's

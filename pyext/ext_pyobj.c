@@ -269,16 +269,57 @@ static PyObject* python_exits(PyObject* self, PyObject* unused) {
 
 static PyMethodDef on_exit_def = {"_pyext_callbacks_exit", python_exits, METH_NOARGS, NULL};
 
-int gdl_py_watch_exit(void) {
-  static int watching; /* with the GIL (a second registration would be harmless) */
-  if (__atomic_load_n(&watching, __ATOMIC_ACQUIRE)) return 0;
-  PyObject* mod = PyImport_ImportModule("atexit");
-  PyObject* f = mod ? PyCFunction_New(&on_exit_def, NULL) : NULL;
-  PyObject* r = f ? PyObject_CallMethod(mod, "register", "O", f) : NULL;
-  Py_XDECREF(mod);
+static int finalizing(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
+/* gc.callbacks' hook: at the start of a full collection, Go drops what it
+ * no longer holds (callback.go), so that Python collects it now. */
+static PyObject* python_collects(PyObject* self, PyObject* args) {
+  PyObject *phase, *info;
+  if (!PyArg_ParseTuple(args, "UO", &phase, &info)) return NULL;
+  PyObject* gen = PyDict_Check(info) ? PyDict_GetItemString(info, "generation") : NULL; /* borrowed */
+  if (PyUnicode_CompareWithASCIIString(phase, "start") == 0 && gen != NULL && PyLong_Check(gen) &&
+      PyLong_AsLong(gen) == 2)
+    gdlpyCollect();
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef on_gc_def = {"_pyext_collect", python_collects, METH_VARARGS, NULL};
+
+/* Appends def's function to the list name of module mod (atexit.register's
+ * argument: a call; gc.callbacks: an attribute). */
+static int hook(const char* mod, const char* name, PyMethodDef* def, int call) {
+  PyObject* m = PyImport_ImportModule(mod);
+  PyObject* f = m ? PyCFunction_New(def, NULL) : NULL;
+  PyObject* r = NULL;
+  if (f != NULL && call) {
+    r = PyObject_CallMethod(m, name, "O", f);
+  } else if (f != NULL) {
+    PyObject* list = PyObject_GetAttrString(m, name);
+    r = list && PyList_Check(list) && PyList_Append(list, f) == 0 ? Py_NewRef(Py_None) : NULL;
+    if (list != NULL && r == NULL && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "gc.callbacks is not a list");
+    Py_XDECREF(list);
+  }
+  Py_XDECREF(m);
   Py_XDECREF(f);
   if (r == NULL) return -1;
   Py_DECREF(r);
+  return 0;
+}
+
+int gdl_py_watch_exit(void) {
+  static int watching; /* with the GIL (a second registration would be harmless) */
+  if (__atomic_load_n(&watching, __ATOMIC_ACQUIRE)) return 0;
+  if (finalizing()) { /* atexit hooks have run, and imports fail (sys.meta_path is None): what the hook says */
+    __atomic_store_n(&exiting, 1, __ATOMIC_SEQ_CST);
+    return 0;
+  }
+  if (hook("atexit", "register", &on_exit_def, 1) < 0 || hook("gc", "callbacks", &on_gc_def, 0) < 0) return -1;
   __atomic_store_n(&watching, 1, __ATOMIC_RELEASE);
   return 0;
 }
@@ -290,11 +331,7 @@ static int may_enter(void) {
   if (PyGILState_Check()) return 1; /* holds it already */
   if (!Py_IsInitialized()) return 0;
   if (PyGILState_GetThisThreadState() == NULL && __atomic_load_n(&exiting, __ATOMIC_SEQ_CST)) return 0;
-#if PY_VERSION_HEX >= 0x030D0000
-  return !Py_IsFinalizing();
-#else
-  return !_Py_IsFinalizing();
-#endif
+  return !finalizing();
 }
 
 void gdl_py_release(uintptr_t obj) {
@@ -303,6 +340,8 @@ void gdl_py_release(uintptr_t obj) {
   Py_DECREF((PyObject*)obj);
   PyGILState_Release(g);
 }
+
+void gdl_py_decref(uintptr_t obj) { Py_DECREF((PyObject*)obj); }
 
 uintptr_t gdl_py_newref(uintptr_t obj) {
   if (obj == 0 || !may_enter()) return 0;

@@ -49,11 +49,18 @@ int gdl_cb_call(uintptr_t callable, const char* fn, const char* sig, int nin, co
 /* Drops a reference Go held (a callable, an exception), taking the GIL;
  * nothing once Python is finalizing. */
 void gdl_py_release(uintptr_t obj);
+/* Drops a reference Go held, with the GIL the caller holds. */
+void gdl_py_decref(uintptr_t obj);
 /* A new reference to obj, taking the GIL (0 once Python is finalizing). */
 uintptr_t gdl_py_newref(uintptr_t obj);
 /* Raises exc (a reference, stolen) again, its traceback kept. */
 void gdl_py_reraise(uintptr_t exc);
-/* Starts watching for interpreter shutdown (atexit), once; with the GIL. */
+/* Starts watching for interpreter shutdown (atexit), and for Python's full
+ * collections (gc.callbacks: Go drops the references it no longer holds,
+ * callback.go's gdlpyCollect), once; with the GIL. */
 int gdl_py_watch_exit(void);
+/* Go (callback.go): runs Go's collector and drops the references Go no
+ * longer holds; with the GIL. */
+extern void gdlpyCollect(void);
 
 #endif

@@ -1,6 +1,9 @@
 package pyext
 
-// #include "ext_class.h"
+/*
+#include "ext_class.h"
+#include "ext_arrays.h"
+*/
 import "C"
 
 import (
@@ -82,8 +85,24 @@ func (c *Class[T]) binary(what, op, prefix string, fn any, flags C.int) *Class[T
 		ci.fail(fmt.Errorf("%s %q: %w", what, op, err))
 		return c
 	}
+	markOperand(f.c, 1)
 	ci.addSpecial(name, C.GDL_M_BINOP, flags, f, nil)
 	return c
+}
+
+// markOperand makes parameter i of c, when a typed slice or an NDArray, an
+// operand: an argument it refuses (a buffer or array of another dtype or
+// layout) makes the operator return NotImplemented (ext.c), as an argument
+// of another type does (ext_class.c), so that the other operand answers.
+func markOperand(c *C.gdl_fn, i int) {
+	view, _ := paramKind(byte(c.sig[i]), c.elem[i])
+	if view != C.GDL_VIEW_SLICE && view != C.GDL_VIEW_ND {
+		return
+	}
+	if c.req[i] == nil { // a plain slice's defaults, as arrayReqs makes them
+		c.req[i] = (&paramReq{ndim: -1, order: -1, device: -1}).c(view)
+	}
+	c.req[i].operand = 1
 }
 
 // values is how many Python values f returns (its results but an error).

@@ -43,8 +43,8 @@ const (
 
 // Writes declares which array arguments the function writes, by parameter
 // index from 0: saxpy(a, x, y) writing y is Def("saxpy", saxpy, doc,
-// pyext.Writes(2)). Those must be writable (a read-only array is refused
-// with BufferError), and never an array its producer treats as immutable
+// pyext.Writes(2)). Those must be writable (a read-only array or buffer,
+// such as bytes, is refused with BufferError), and never an array its producer treats as immutable
 // (a JAX array, whose legacy DLPack export carries no read-only flag); the
 // other array arguments are only read, and may be read-only. Without Writes
 // or ReadOnlyArgs every array argument may be written. Indices that are not

@@ -49,7 +49,7 @@ func seqNext(t reflect.Type, elems []reflect.Type) (*goFunc, error) {
 	ft := reflect.FuncOf([]reflect.Type{reflect.TypeFor[int64]()}, outs, false)
 	stop := reflect.ValueOf(&errStop).Elem()
 	fn := reflect.MakeFunc(ft, func(args []reflect.Value) []reflect.Value {
-		vs, ok := handles.value(uintptr(args[0].Int())).(*pull[[]reflect.Value]).next()
+		vs, ok, err := handles.value(uintptr(args[0].Int())).(*pull[[]reflect.Value]).next()
 		res := make([]reflect.Value, len(outs))
 		for i, et := range elems {
 			if ok {
@@ -59,7 +59,9 @@ func seqNext(t reflect.Type, elems []reflect.Type) (*goFunc, error) {
 			}
 		}
 		res[len(elems)] = reflect.Zero(errorType)
-		if !ok {
+		if err != nil {
+			res[len(elems)] = reflect.ValueOf(&err).Elem()
+		} else if !ok {
 			res[len(elems)] = stop
 		}
 		return res

@@ -14,6 +14,7 @@ import (
 	"math"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -269,7 +270,10 @@ func Seq[T, V any](fn func(*T) iter.Seq[V]) Iterable {
 		next, err := newTyped(ci.name+".__next__", "", []Option{ReleaseGIL}, []paramSpec{{kind: C.GDL_V_INT}}, rc.kind,
 			func(in, out []cValue, _ string) (int, error) {
 				p := handles.value(uintptr(in[0].i)).(*pull[V])
-				v, ok := p.next()
+				v, ok, err := p.next()
+				if err != nil {
+					return 0, err
+				}
 				if !ok {
 					return 0, errStop
 				}
@@ -315,6 +319,7 @@ type pull[V any] struct {
 	req           chan bool // true: the next value; false: stop
 	resp          chan pulled[V]
 	started, done bool
+	runner        atomic.Int64 // the id of the sequence's goroutine, once it runs
 }
 
 type pulled[V any] struct {
@@ -329,6 +334,7 @@ func newPull[V any](seq iter.Seq[V]) *pull[V] {
 }
 
 func (p *pull[V]) run() {
+	p.runner.Store(goid()) // before the first request is taken: next reads it after
 	defer func() {
 		if r := recover(); r != nil {
 			p.resp <- pulled[V]{panicked: true, panicWith: r}
@@ -350,39 +356,95 @@ func (p *pull[V]) run() {
 	})
 }
 
-// next is the next value, false at the end; a panic of the sequence panics here.
-func (p *pull[V]) next() (V, bool) {
+// errReentered is what next answers its own sequence's goroutine (a Python
+// callable of the sequence calling next on the iterator), as a generator
+// answers itself.
+var errReentered = &ValueError{Msg: "iterator already executing: the Go sequence called next() on its own iterator"}
+
+// lock takes turns with the other callers; false for the sequence's own
+// goroutine while the holder waits for it (it would wait for itself).
+func (p *pull[V]) lock() bool {
+	if p.mu.TryLock() {
+		return true
+	}
+	if r := p.runner.Load(); r != 0 && r == goid() { // contended: the slow path
+		return false
+	}
 	p.mu.Lock()
+	return true
+}
+
+// next is the next value, false at the end; a panic of the sequence panics
+// here; errReentered from the sequence's own goroutine.
+func (p *pull[V]) next() (V, bool, error) {
+	var z V
+	if !p.lock() {
+		return z, false, errReentered
+	}
 	defer p.mu.Unlock()
 	if p.done {
-		var z V
-		return z, false
+		return z, false, nil
 	}
 	if !p.started {
 		p.started = true
 		go p.run()
 	}
 	p.req <- true
-	r := <-p.resp
+	r, err := p.answer()
+	if err != nil {
+		p.finish()
+		return z, false, err
+	}
 	if r.panicked {
-		p.done = true
+		p.finish()
 		panic(r.panicWith)
 	}
 	if !r.ok {
-		p.done = true
+		p.finish()
 	}
-	return r.v, r.ok
+	return r.v, r.ok, nil
+}
+
+// finish marks the sequence ended, its goroutine gone: the pull state
+// lives on until the Python iterator dies (other threads may still ask it
+// for the next value), but the sequence and what it holds are let go now.
+func (p *pull[V]) finish() {
+	p.done = true
+	p.seq = nil
 }
 
 // drop stops the sequence (its deferred calls run) when the Python iterator
 // dies, and waits for it.
 func (p *pull[V]) drop() {
-	p.mu.Lock()
+	if !p.lock() { // not reached: the iterator dies with no caller left
+		return
+	}
 	defer p.mu.Unlock()
 	if p.started && !p.done {
-		p.done = true
 		p.req <- false
-		<-p.resp // the end, or a panic while stopping, which has no one to go to
+		_, _ = p.answer() // the end, a panic while stopping (no one to go to), or a refusal at exit
+	}
+	p.finish()
+}
+
+// errExiting is next's answer when the sequence waits for good for a
+// Python call refused because Python is shutting down.
+var errExiting = &RuntimeError{Msg: "Python is shutting down: the Go sequence waits for a call of a Python callable that can no longer run"}
+
+// answer is the sequence goroutine's answer to a request, or errExiting
+// when that goroutine was stopped for good in a refused Python call
+// (waitForExit): at exit, waiting for it would hang the process.
+func (p *pull[V]) answer() (pulled[V], error) {
+	for {
+		signal := refusedSignal() // before the check: a refusal after it closes this one
+		if isRefused(p.runner.Load()) {
+			return pulled[V]{}, errExiting
+		}
+		select {
+		case r := <-p.resp:
+			return r, nil
+		case <-signal:
+		}
 	}
 }
 

@@ -2,7 +2,9 @@ package pyext
 
 import (
 	"iter"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,4 +75,109 @@ func TestSeqSpecialsAndStub(t *testing.T) {
 	cc := c.info.cClass()
 	assert.Equal(t, 1, int(cc.weakref))
 	assert.Equal(t, 2, int(cc.nspecials))
+}
+
+// A sequence that pulls its own iterator (a Python callable of it calling
+// next) gets errReentered, not a deadlock; goroutines other than the
+// sequence's own wait for their turn and see each value once.
+func TestPullRefusesItsOwnGoroutineAndLetsOthersTakeTurns(t *testing.T) {
+	var p *pull[int]
+	var inner error
+	p = newPull(func(yield func(int) bool) {
+		_, _, inner = p.next() // from the sequence's goroutine, while next waits for it
+		for i := range 3 {
+			if !yield(i) {
+				return
+			}
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v, ok, err := p.next()
+		assert.Equal(t, 0, v)
+		assert.True(t, ok)
+		assert.NoError(t, err)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("next waited for its own sequence")
+	}
+	require.ErrorIs(t, inner, errReentered)
+
+	got := make(chan int, 8)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				v, ok, err := p.next()
+				if !assert.NoError(t, err) || !ok {
+					return
+				}
+				got <- v
+			}
+		}()
+	}
+	wg.Wait()
+	close(got)
+	var vs []int
+	for v := range got {
+		vs = append(vs, v)
+	}
+	assert.ElementsMatch(t, []int{1, 2}, vs)
+	assert.Nil(t, p.seq) // the ended sequence is let go
+}
+
+func TestGoidTellsGoroutinesApart(t *testing.T) {
+	me := goid()
+	assert.Positive(t, me)
+	assert.Equal(t, me, goid())
+	other := make(chan int64)
+	go func() { other <- goid() }()
+	assert.NotEqual(t, me, <-other)
+}
+
+// A sequence stopped for good in a refused Python call (Python shutting
+// down) makes next and drop return instead of waiting for it; a sequence
+// that was not refused still answers, after that refusal too.
+func TestPullGivesUpOnASequenceRefusedAtExit(t *testing.T) {
+	within := func(what string, f func()) {
+		done := make(chan struct{})
+		go func() { defer close(done); f() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal(what + " waited for a goroutine stopped for good")
+		}
+	}
+	stuck := newPull(func(yield func(int) bool) {
+		if yield(1) {
+			waitForExit() // what a refused callable without an error result does
+		}
+	})
+	within("next", func() {
+		v, ok, err := stuck.next()
+		assert.True(t, ok && err == nil && v == 1)
+		_, ok, err = stuck.next()
+		assert.False(t, ok)
+		assert.ErrorIs(t, err, errExiting)
+	})
+	deferred := newPull(func(yield func(int) bool) {
+		defer waitForExit() // a deferred call of Python, refused while the iterator dies
+		for i := 0; yield(i); i++ {
+		}
+	})
+	other := newPull(func(yield func(int) bool) { _ = yield(7) && yield(8) })
+	within("drop", func() {
+		_, _, _ = deferred.next()
+		deferred.drop()
+	})
+	within("a sequence not refused", func() {
+		v, ok, err := other.next()
+		assert.True(t, ok && err == nil && v == 7)
+		other.drop()
+	})
 }

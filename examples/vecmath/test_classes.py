@@ -44,7 +44,7 @@ def test_clip_takes_keywords_and_defaults():
     (lambda x: vecmath.clip(x, 0.0, 1.0, 2.0), TypeError, "clip() takes at most 3 arguments (4 given)"),
     (lambda x: vecmath.clip(x, lo="a"), TypeError, "clip() argument 'lo' must be float, not str"),
     (lambda x: vecmath.clip(x, 0.0, "b"), TypeError, "clip() argument 'hi' must be float, not str"),
-    (lambda x: vecmath.clip(np.zeros(2, np.float32)), BufferError, "clip() argument 'x': dtype float32, want float64"),
+    (lambda x: vecmath.clip(np.zeros(2, np.float32)), BufferError, "clip() argument 'x': want dtype float64, got float32"),
     (lambda x: vecmath.clip(x, lo=2.0, hi=1.0), ValueError, "clip: lo > hi"),
     (lambda x: vecmath.norm(x=x), TypeError, "norm() takes no keyword arguments"),  # no Args: positional only
 ])
@@ -89,14 +89,14 @@ def _jax_x64():
 def test_jax_float32_array_is_refused_with_buffer_error_naming_the_argument():
     jnp = pytest.importorskip("jax.numpy")
     ix = vecmath.Index(3)
-    with pytest.raises(BufferError, match=r"Index.add\(\) argument 1: dtype float32, want float64"):
+    with pytest.raises(BufferError, match=r"Index.add\(\) argument 1: want dtype float64, got float32"):
         ix.add(jnp.zeros(3, dtype=jnp.float32))
-    with pytest.raises(BufferError, match=r"Index.nearest\(\) argument 'q': dtype float32, want float64"):
+    with pytest.raises(BufferError, match=r"Index.nearest\(\) argument 'q': want dtype float64, got float32"):
         ix.nearest(q=jnp.zeros(3, dtype=jnp.float32))
 
 
 @pytest.mark.parametrize("call, exc, match", [
-    (lambda ix: ix.add(np.zeros(3, np.float32)), BufferError, r"Index.add\(\) argument 1: dtype float32, want float64"),
+    (lambda ix: ix.add(np.zeros(3, np.float32)), BufferError, r"Index.add\(\) argument 1: want dtype float64, got float32"),
     (lambda ix: ix.add(np.zeros(6)[::2]), BufferError, r"Index.add\(\) argument 1: not C-contiguous"),
     (lambda ix: ix.add(1.0), TypeError, "DLPack"),
     (lambda ix: ix.add(np.zeros(2)), ValueError, "add: 2 values are not rows of 3"),
@@ -312,3 +312,14 @@ def test_a_method_converts_what_its_author_allows():
     with pytest.raises(BufferError, match=r"Index.extend\(\) argument 'rows': not an array, and converting the list"):
         ix.extend([["a", "b", "c"]])
     assert ix.size == 18
+
+
+def test_functions_and_methods_pickle_by_reference():
+    """pickle.dumps(vecmath.scale) raised 'cannot pickle PyCapsule object'
+    and methods 'cannot pickle godlpack.go_method object' (issue 42)."""
+    for f in (vecmath.scale, vecmath.Index.add, vecmath.Index.nearest):
+        assert pickle.loads(pickle.dumps(f)) is f
+    assert vecmath.scale.__self__ is vecmath and vecmath.scale.__qualname__ == "scale"
+    ix = vecmath.Index(2)
+    ix.add(np.array([1.0, 2.0]))
+    assert pickle.loads(pickle.dumps(ix.nearest))(np.array([1.0, 2.0])) == 0

@@ -51,7 +51,7 @@ def test_clip_a_plain_go_function_defined_through_reflection():
     assert x.tolist() == [0.0, 0.5, 1.0, 1.0]
     with pytest.raises(ValueError, match="lo > hi"):
         vecmath.clip(x, 1.0, 0.0)
-    with pytest.raises(BufferError, match="dtype float32, want float64"):
+    with pytest.raises(BufferError, match="want dtype float64, got float32"):
         vecmath.clip(np.zeros(2, np.float32), 0.0, 1.0)
 
 
@@ -69,7 +69,7 @@ def test_read_only_arrays_go_only_where_the_function_allows():
 @pytest.mark.parametrize(
     "arg, match",
     [
-        (np.arange(3.0), "dtype float64, want float32"),
+        (np.arange(3.0), "want dtype float32, got float64"),
         (np.arange(8, dtype=np.float32)[::2], "not C-contiguous"),
         (np.zeros((3, 3), dtype=np.float32).T, "not C-contiguous"),
     ],
@@ -141,7 +141,7 @@ def test_jax_arrays_are_read():
     jnp = pytest.importorskip("jax.numpy")
     x = jnp.array([3.0, 4.0], dtype=jnp.float64) if jnp.array(1.0).dtype == jnp.float64 else None
     x = jnp.array([3.0, 4.0], dtype=jnp.float32)
-    with pytest.raises(BufferError, match="dtype float32, want float64"):
+    with pytest.raises(BufferError, match="want dtype float64, got float32"):
         vecmath.norm(x)  # norm takes float64; JAX defaults to float32
     r = vecmath.add(np.ones(2), np.ones(2))
     import jax
@@ -261,7 +261,7 @@ def test_a_consumer_tensor_parameter_is_borrowed_for_the_call():
 def test_both_numpy_int64_types_are_int64():
     assert vecmath.isum(np.arange(4, dtype=np.int64)) == 6
     assert vecmath.isum(np.arange(4, dtype=np.longlong)) == 6
-    with pytest.raises(BufferError, match="dtype int32, want int64"):
+    with pytest.raises(BufferError, match="want dtype int64, got int32"):
         vecmath.isum(np.arange(4, dtype=np.int32))
 
 

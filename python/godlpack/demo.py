@@ -123,8 +123,8 @@ def run(argv: list[str] | None = None) -> int:
     print(f"   >>> v = godlpack.from_dlpack(cap)  -> capsule renamed {capsule_name(cap)!r} (v owns it)")
     print(f"   {v!r} strides {v.strides} contiguous={v.is_contiguous}")
     print(f"   same memory as b: {v.data_ptr == b.ctypes.data} {count.now()}")
-    print(f"   NumPy's export holds a reference to b until its deleter runs: refcount {b_refs} -> "
-          f"{sys.getrefcount(b)}")
+    held_refs = sys.getrefcount(b)
+    print(f"   NumPy's export holds a reference to b until its deleter runs: refcount {b_refs} -> {held_refs}")
     count.mark()
     del cap
 
@@ -175,7 +175,9 @@ def run(argv: list[str] | None = None) -> int:
     count.mark()
     del v
     print(f"   del v (view of b)             -> {count.released()}; "
-          f"NumPy's deleter dropped its reference to b: refcount {b_refs} -> {sys.getrefcount(b)}")
+          f"NumPy's deleter dropped its reference to b: refcount {held_refs} -> {sys.getrefcount(b)}"
+          + (", back to {} as before the export".format(b_refs) if sys.getrefcount(b) == b_refs
+             else f" (it was {b_refs} before the export)"))
     count.mark()
     del a
     print(f"   del a (NumPy's view of g)     -> {count.released()}")

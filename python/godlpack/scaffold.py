@@ -14,10 +14,26 @@ from __future__ import annotations
 import keyword
 import os
 import re
+import sys
 
 from . import __version__, get_go_source
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+# Modules a project's users import beside it: a project of the same name
+# would be imported in their place, or they in its (the standard library's
+# names come from sys.stdlib_module_names).
+_WELL_KNOWN = frozenset({
+    "godlpack", "numpy", "scipy", "pandas", "torch", "jax", "jaxlib", "cupy", "tensorflow", "dask", "numba",
+    "pytest", "pip", "setuptools", "wheel", "mypy", "packaging", "typing_extensions",
+})
+
+
+def _shadowed(name: str) -> str | None:
+    """What kind of well-known module name would shadow, or None."""
+    if name in sys.stdlib_module_names:
+        return "standard library"
+    return "well-known" if name in _WELL_KNOWN else None
 
 
 def _backend_source(tool: str = "godlpack_build.py") -> str:
@@ -313,7 +329,7 @@ def test_keyword_arguments_and_the_stats_class():
 
 
 def test_wrong_dtype_is_refused():
-    with pytest.raises(BufferError, match="dtype float32, want float64"):
+    with pytest.raises(BufferError, match="want dtype float64, got float32"):
         {name}.scale(np.ones(2, np.float32), 2.0)
 '''
 
@@ -386,6 +402,10 @@ def project_files(name: str, src: str | None = None) -> dict[str, str]:
     Go source (get_go_source() by default)."""
     if not _NAME.match(name) or keyword.iskeyword(name):
         raise ValueError(f"{name!r} is not a module name: use lower-case letters, digits and _ (e.g. mykern)")
+    shadowed = _shadowed(name)
+    if shadowed is not None:
+        raise ValueError(f"{name!r} would shadow the {shadowed} module of that name (one import would find the "
+                         f"other): choose another name (e.g. {name}_go).")
     src = os.path.abspath(src or get_go_source())
     fmt = dict(name=name, version=__version__, src=src, go=_go_version(src), scale_doc=SCALE_DOC, add_doc=ADD_DOC)
     return {

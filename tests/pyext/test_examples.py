@@ -79,3 +79,14 @@ def test_vecmath_go_tests_pass_and_its_stub_is_current():
                        timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ok" in r.stdout
+
+
+def test_the_demo_says_a_refcount_went_back_not_that_it_moved():
+    r = subprocess.run([sys.executable, "-m", "godlpack", "demo", "--no-peers"], cwd=ROOT, env=child_env(),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    import re
+
+    for a, b in re.findall(r"refcount (\d+) -> (\d+)", r.stdout):
+        assert a != b, f"'refcount {a} -> {b}' names no change: {r.stdout}"
+    assert re.search(r"dropped its reference to b: refcount \d+ -> (\d+), back to \1 as before the export", r.stdout), r.stdout

@@ -159,6 +159,31 @@ def test_new_refuses_bad_names_and_non_empty_folders(tmp_path):
     assert "//export PyInit_k\n" in files["main.go"] and "github.com/stretchr/testify" in files["go.sum"]
 
 
+@pytest.mark.parametrize("name", ["numpy", "torch", "json", "os", "sys", "asyncio", "godlpack", "pytest"])
+def test_new_refuses_a_name_that_shadows_a_well_known_module(tmp_path, name):
+    from godlpack import scaffold
+
+    with pytest.raises(ValueError, match=f"^{name!r} would shadow "):
+        scaffold.project_files(name)
+    r = subprocess.run([sys.executable, "-m", "godlpack", "new", name], cwd=tmp_path, env=child_env(),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr == "", r
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"godlpack new: {name!r} would shadow "), r.stdout
+    assert lines[0].endswith(f"choose another name (e.g. {name}_go).")
+    assert not (tmp_path / name).exists()
+
+
+def test_every_stdlib_module_name_is_refused_and_a_fresh_name_is_not():
+    from godlpack import scaffold
+
+    for name in sorted(sys.stdlib_module_names):
+        if scaffold._NAME.match(name):
+            with pytest.raises(ValueError, match="would shadow"):
+                scaffold.project_files(name)
+    assert "//export PyInit_numpy_go\n" in scaffold.project_files("numpy_go")["main.go"]
+
+
 def test_get_go_source_holds_the_module():
     import godlpack
 

@@ -223,7 +223,7 @@ def test_without_conversion_non_conforming_inputs_are_refused():
     with pytest.raises(BufferError, match=r"sum_1d\(\) argument 1: want C-contiguous, got strides \(2,\) for shape "
                                           r"\(3,\); pass a conforming copy, or allow a conversion in Go \(pyext.Convert\)"):
         arrmod.sum_1d(np.arange(6.0)[::2])
-    with pytest.raises(BufferError, match="dtype float32, want float64"):
+    with pytest.raises(BufferError, match="want dtype float64, got float32"):
         arrmod.sum(np.zeros(2, np.float32))
     with pytest.raises(BufferError, match=r"sum_1d\(\) argument 1: want dtype float64, got >f8; pass a conforming copy"):
         arrmod.sum_1d(np.zeros(2, ">f8"))
@@ -406,3 +406,248 @@ def test_ten_thousand_conversions_free_their_temporaries():
     grown = _rss() - before
     assert grown < 16 << 20, f"RSS grew {grown / 2**20:.1f} MiB over 10,000 rounds (a leak would be GiBs)"
     assert sys.getrefcount(big) == sys.getrefcount(f32)
+
+
+# ---- buffer-protocol arguments (bytes, bytearray, memoryview, array.array, mmap) -----
+
+import array  # noqa: E402
+import mmap  # noqa: E402
+import time  # noqa: E402
+
+
+def test_a_read_only_byte_slice_takes_every_bytes_like_object_zero_copy():
+    data = bytes(range(1, 11))
+    want = sum(data)
+    with mmap.mmap(-1, 10) as mm:
+        mm[:] = data
+        for obj in (data, bytearray(data), memoryview(data), array.array("B", data), mm,
+                    memoryview(bytearray(data)).cast("c"), memoryview(data)[2:5], np.frombuffer(data, np.uint8)):
+            want_sum = sum(bytes(obj)) if not isinstance(obj, mmap.mmap) else want
+            assert arrmod.bytesum(obj) == want_sum, type(obj)
+            assert arrmod.bytesum_nogil(obj) == want_sum, type(obj)
+    assert arrmod.bytesum(b"") == 0 and arrmod.bytesum(bytearray()) == 0
+
+
+def test_typed_slices_take_buffers_of_their_format_and_n_d_buffers_flattened():
+    assert arrmod.sum(array.array("d", [1.0, 2.5])) == 3.5
+    assert arrmod.sum(memoryview(array.array("d", [1.0, 2.0, 3.0, 4.0])).cast("B").cast("d", (2, 2))) == 10.0
+    assert arrmod.isum(array.array("q", [1, 2, 3])) == 6
+    assert arrmod.isum(memoryview(np.arange(4, dtype=np.int64))) == 6
+    # A buffer of the parameter's dtype under another name (native long, '=q').
+    assert arrmod.isum(memoryview(array.array("l", [5, 6]))) == 11
+    assert arrmod.isum(memoryview(bytes(16)).cast("q")) == 0
+    # NDArray sees the buffer's shape and strides.
+    assert arrmod.info(memoryview(np.arange(6.0).reshape(2, 3)[:, ::2])).startswith("[2 2] [3 2] 0,2,3,5")
+
+
+def test_a_written_slice_writes_through_a_writable_buffer_and_refuses_a_read_only_one():
+    b = bytearray(4)
+    arrmod.fill(b, 7)
+    assert b == bytearray([7] * 4)
+    a = array.array("d", [1.0, 2.0])
+    arrmod.scale(a, 3.0)
+    assert a.tolist() == [3.0, 6.0]
+    with pytest.raises(BufferError, match=r"^fill\(\) argument 1 is read-only, and fill may write to it$"):
+        arrmod.fill(b"abcd", 1)
+    with pytest.raises(BufferError, match=r"^fill\(\) argument 1 is read-only"):
+        arrmod.fill(memoryview(bytearray(4)).toreadonly(), 1)
+
+
+@pytest.mark.parametrize("obj,match", [
+    (array.array("i", [1, 2]), r"^sum\(\) argument 1: want dtype float64, got int32; pass a conforming copy"),
+    (array.array("f", [1.0]), r"^sum\(\) argument 1: want dtype float64, got float32"),
+    (b"12345678", r"^sum\(\) argument 1: want dtype float64, got uint8"),
+    (memoryview(np.zeros(2, ">f8" if sys.byteorder == "little" else "<f8")),
+     r"^sum\(\) argument 1: want dtype float64, got buffer format '[<>]d'"),
+    (memoryview(array.array("d", [1.0, 2.0, 3.0]))[::2], r"^sum\(\) argument 1: want C-contiguous, got strides \(2,\)"),
+    (memoryview(bytearray(17))[1:].cast("d"), r"^sum\(\) argument 1: data at 0x[0-9a-f]+ is not aligned for float64"),
+])
+def test_a_buffer_that_does_not_conform_is_a_buffer_error_naming_the_argument(obj, match):
+    with pytest.raises(BufferError, match=match):
+        arrmod.sum(obj)
+
+
+def test_conversion_takes_buffers_as_numpy_reads_them():
+    assert arrmod.sum_conv(b"\x01\x02\x03") == 6.0  # uint8 values, not a bytes scalar
+    assert arrmod.sum_conv(array.array("i", [1, 2])) == 3.0
+    assert arrmod.sum_conv(memoryview(array.array("d", [1.0, 2.0, 4.0]))[::2]) == 5.0
+    a = array.array("d", [1.0, 2.0, 3.0, 4.0])
+    arrmod.scale_wb(memoryview(a)[::2], 10.0)  # written back through the strided view
+    assert a.tolist() == [10.0, 2.0, 30.0, 4.0]
+
+
+def test_operators_and_methods_take_buffers_and_others_get_not_implemented():
+    class Arr(array.array):
+        def __radd__(self, other):
+            return "radd"
+
+        def __rmul__(self, other):
+            return "rmul"
+
+    h = arrmod.Huge(1.0)
+    assert h + array.array("d", [1.0, 2.0]) == 4.0
+    assert h + Arr("d", [1.0]) == 2.0
+    assert h.dot(memoryview(array.array("d", [2.0]))) == 2.0
+    assert array.array("d", [5.0]) - h == 4.0
+    assert h @ memoryview(np.zeros((2, 3))) == 6.0
+    # The wrong format: NotImplemented, so the other operand answers, or TypeError.
+    assert h.__add__(array.array("i", [1])) is NotImplemented
+    assert h + Arr("i", [1]) == "radd"
+    assert h.__add__(np.zeros(2, np.float32)) is NotImplemented
+    assert h.__add__(memoryview(array.array("d", [1.0, 2.0, 3.0]))[::2]) is NotImplemented
+    for other in (array.array("i", [1]), b"\0" * 8):
+        with pytest.raises(TypeError, match="unsupported operand"):
+            h + other
+    g = arrmod.Huge(2.0)
+    g *= Arr("d", [3.0])
+    assert isinstance(g, arrmod.Huge) and g.v == 6.0
+    g = arrmod.Huge(2.0)
+    g *= Arr("i", [3])  # __imul__ and __mul__ refuse: Arr's __rmul__ answers
+    assert g == "rmul"
+    with pytest.raises(BufferError, match=r"^Huge.dot\(\) argument 1: want dtype float64, got int32"):
+        h.dot(array.array("i", [1]))
+
+
+def _exported(obj):
+    """Whether obj has a buffer exported (a resize is refused meanwhile)."""
+    try:
+        obj.append(0)
+    except BufferError:
+        return True
+    obj.pop()
+    return False
+
+
+def test_the_buffer_is_held_for_the_call_and_released_exactly_once_on_every_path():
+    b = bytearray(b"\x01\x02")
+    a = array.array("d", [1.0])
+    m = memoryview(b)  # one export of the test's own: a second release would drop it
+    ma = memoryview(a)
+    assert arrmod.bytesum(b) == 3 and arrmod.sum(a) == 1.0
+    with pytest.raises(TypeError):
+        arrmod.scale(a, "x")  # the second argument fails after the first is held
+    with pytest.raises(BufferError):
+        arrmod.fill(memoryview(b).toreadonly(), 1)
+    with pytest.raises(RuntimeError, match="bytes_panic"):
+        arrmod.bytes_panic(b)
+    with pytest.raises(BufferError):
+        arrmod.isum(a)  # refused after the buffer was taken
+    assert arrmod.Huge(1.0).__add__(array.array("i", [1])) is NotImplemented
+    assert _exported(b) and _exported(a)  # the test's views are still counted
+    m.release()
+    ma.release()
+    assert not _exported(b) and not _exported(a)  # and nothing else holds them
+
+
+def test_a_view_cannot_be_resized_or_released_while_go_reads_it():
+    b = bytearray(range(100))
+    view = memoryview(b)
+    seen = []
+
+    def meddle():
+        time.sleep(0.05)
+        for f in (lambda: b.extend(b"x" * 1000), lambda: b.clear(), view.release):
+            try:
+                f()
+                seen.append("done")
+            except BufferError:
+                seen.append("refused")
+
+    t = threading.Thread(target=meddle)
+    t.start()
+    assert arrmod.hold(view, 300) == sum(range(100))
+    t.join(timeout=10)
+    assert seen == ["refused"] * 3
+    view.release()
+    b.clear()  # released: resizable again
+
+
+def test_threads_share_buffers_without_the_gil():
+    data = [bytes([k]) * 1000 for k in range(8)]
+    arrs = [array.array("d", [float(k)] * 500) for k in range(8)]
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(300):
+                assert arrmod.bytesum_nogil(data[k]) == 1000 * k
+                assert arrmod.sum_nogil(arrs[k]) == 500.0 * k
+                with pytest.raises(BufferError, match="want C-contiguous"):
+                    arrmod.bytesum_nogil(memoryview(data[k])[::-1])
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    for a in arrs:
+        assert not _exported(a)
+
+
+@pytest.mark.skipif(bool(os.environ.get("GODLPACK_SANITIZER")), reason="RSS is meaningless under a sanitizer")
+def test_a_hundred_thousand_buffer_calls_leak_nothing():
+    b = bytes(1024)
+    a = array.array("d", [1.0] * 128)
+    for _ in range(1000):
+        arrmod.bytesum(b)
+    gc.collect()
+    before, refs = _rss(), sys.getrefcount(b)
+    for _ in range(100_000):
+        arrmod.bytesum(b)
+        arrmod.sum(a)
+        try:
+            arrmod.isum(a)
+        except BufferError:
+            pass
+    gc.collect()
+    assert _rss() - before < 8 << 20
+    assert sys.getrefcount(b) == refs and not _exported(a)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: arrmod.sum(np.zeros(2, np.float32)),  # a typed slice, through DLPack (ext.c)
+    lambda: arrmod.sum_1d(np.zeros(2, np.float32)),  # with requirements (ext_arrays.c)
+    lambda: arrmod.sum(array.array("f", [0.0])),  # a buffer
+    lambda: arrmod.Huge(1.0).dot(np.zeros(2, np.float32)),  # a method
+])
+def test_a_dtype_refusal_is_worded_alike_on_every_path(call):
+    with pytest.raises(BufferError, match=r"^(Huge\.dot|sum|sum_1d)\(\) argument 1: want dtype float64, got float32(;|$)"):
+        call()
+
+
+def test_an_unusable_buffer_is_refused_naming_the_argument():
+    m = memoryview(b"abc")
+    m.release()
+    with pytest.raises(ValueError, match=r"^bytesum\(\) argument 1: operation forbidden on released memoryview"):
+        arrmod.bytesum(m)
+    mm = mmap.mmap(-1, 4)
+    mm.close()
+    with pytest.raises(ValueError, match=r"^bytesum_refl\(\) argument 1: mmap closed or invalid"):
+        arrmod.bytesum_refl(mm)
+
+
+def test_reflection_takes_buffers_too():
+    assert arrmod.bytesum_refl(b"\x01\x02") == 3 and arrmod.bytesum_refl(array.array("B", [4])) == 4
+
+
+def test_a_callable_that_meddles_with_a_held_buffer_is_refused_and_one_that_reenters_works():
+    b = bytearray(b"\x01\x02")
+
+    def resize():
+        b.extend(b"\x03")
+        return 0
+
+    with pytest.raises(BufferError, match="re-sized"):
+        arrmod.sum_after(b, resize)  # the buffer is held while Go runs the callable
+    assert not _exported(b)
+
+    def reenter():
+        return arrmod.sum_after(b, lambda: arrmod.bytesum(b))
+
+    assert arrmod.sum_after(b, reenter) == 3 + (3 + 3)
+    b[0] = 5  # writes in place are the caller's business: Go sees them
+    assert arrmod.sum_after(b, lambda: 0) == 7
+    assert not _exported(b)

@@ -8,6 +8,7 @@ import "C" // cgo: PyInit_arrmod is exported to CPython
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
@@ -56,7 +57,56 @@ var module = pyext.NewModule("arrmod", "Array requirements under test.").
 	Def("borrow_shape", pyext.FuncE1(borrowShape), "the shape of a (*, 2) tensor, borrowed.", pyext.ReadOnlyArgs,
 		pyext.Require(0, pyext.Shape(-1, 2))).
 	Def("matvec", pyext.FuncE2(matvec), "matvec(m, v): m @ v for m (r, c), v (c,), converted.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.Ndim(2)), pyext.Require(1, pyext.Ndim(1)), pyext.Convert(0, 1))
+		pyext.Require(0, pyext.Ndim(2)), pyext.Require(1, pyext.Ndim(1)), pyext.Convert(0, 1)).
+	// Buffer-protocol arguments (bytes, bytearray, memoryview, array.array, mmap).
+	Def("bytesum", pyext.Func1(bytesum), "bytesum(b): the sum of a []byte's values.", pyext.ReadOnlyArgs).
+	Def("bytesum_nogil", pyext.Func1(bytesum), "bytesum(b) without the GIL.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
+	Def("fill", pyext.Proc2(fill), "fill(b, v): every byte of b set to v.", pyext.Writes(0)).
+	Def("hold", pyext.Func2(hold), "hold(b, ms): sleeps ms milliseconds without the GIL, then sums b.",
+		pyext.ReadOnlyArgs, pyext.ReleaseGIL).
+	Def("sum_nogil", pyext.Func1(sum), "sum(x) without the GIL.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
+	Def("isum", pyext.Func1(isum), "isum(x) of int64, no conversion.", pyext.ReadOnlyArgs).
+	Def("bytes_panic", pyext.Proc1(func([]byte) { panic("bytes_panic") }), "bytes_panic(b): panics.", pyext.ReadOnlyArgs).
+	Def("bytesum_refl", bytesum, "bytesum(b), through reflection.", pyext.ReadOnlyArgs).
+	Def("sum_after", pyext.Func2(sumAfter), "sum_after(b, f): f(), then bytesum(b) + f's result.", pyext.ReadOnlyArgs).
+	Class(hugeClass)
+
+// Huge is a number whose operators take a Go slice (summed).
+type Huge struct{ v float64 }
+
+var hugeClass = pyext.NewClass[Huge]("Huge", "Huge(v)\n--\n\nA number v.").
+	Init(pyext.Func1(func(v float64) *Huge { return &Huge{v} }), pyext.Args("v")).
+	Operator("+", pyext.Func2(func(h *Huge, x []float64) float64 { return h.v + sum(x) })).
+	ReflectedOperator("-", pyext.Func2(func(h *Huge, x []float64) float64 { return sum(x) - h.v })).
+	InPlaceOperator("*", pyext.Proc2(func(h *Huge, x []float64) { h.v *= sum(x) })).
+	Operator("@", pyext.Func2(func(h *Huge, x pyext.NDArray[float64]) float64 { return h.v * float64(x.Size()) })).
+	Method("dot", pyext.Func2(func(h *Huge, x []float64) float64 { return h.v * sum(x) }),
+		"dot(x)\n--\n\nv times the sum of x.", pyext.ReadOnlyArgs).
+	Property("v", pyext.Func1(func(h *Huge) float64 { return h.v }), nil, "v")
+
+func bytesum(b []byte) int {
+	s := 0
+	for _, c := range b {
+		s += int(c)
+	}
+	return s
+}
+
+func fill(b []byte, v int) {
+	for i := range b {
+		b[i] = byte(v)
+	}
+}
+
+func sumAfter(b []byte, f func() int) int {
+	n := f()
+	return bytesum(b) + n
+}
+
+func hold(b []byte, ms int) int {
+	time.Sleep(time.Duration(ms) * time.Millisecond)
+	return bytesum(b)
+}
 
 func rowsums(x pyext.NDArray[float64]) []float64 {
 	out := make([]float64, x.Dim(0))

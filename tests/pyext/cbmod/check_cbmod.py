@@ -375,3 +375,67 @@ def test_a_list_changed_by_another_thread_while_it_is_read():
     finally:
         stop.set()
         t.join()
+
+
+# ---- issue 42: shutdown and release -------------------------------------------------
+
+def run_child(tmp_path, code, timeout=60):
+    """Runs code in a child interpreter (cbmod on its path, as here), with a timeout."""
+    import subprocess
+    script = tmp_path / "child.py"
+    script.write_text(code)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_first_callable_call_may_come_during_finalization(tmp_path):
+    """The first callable ever passed to Go, from a __del__ that finalization
+    runs (imports fail then: sys.meta_path is None)."""
+    r = run_child(tmp_path, (
+        "import numpy as np, cbmod\n"
+        "class D:\n"
+        "    def __del__(self):\n"
+        "        print('del', cbmod.apply(np.ones(2), lambda x: x + 1), flush=True)\n"
+        "d = D()\n"
+        "print('done', flush=True)\n"))
+    assert r.returncode == 0 and r.stdout.split() == ["done", "del", "4.0"], r.stdout + r.stderr
+    assert "Error" not in r.stderr, r.stderr
+
+
+class Heavy:
+    """A callable holding 1 MiB."""
+
+    def __init__(self):
+        self.b = bytearray(1 << 20)
+
+    def __call__(self, x):
+        return x
+
+
+def test_callables_go_did_not_keep_are_released_by_a_collection():
+    """300 calls each given a callable of 1 MiB: once the calls returned, a
+    gc.collect() releases every one (Go's collector need not have run)."""
+    import weakref
+    xs = np.zeros(2)
+    refs = []
+    for _ in range(300):
+        f = Heavy()
+        refs.append(weakref.ref(f))
+        assert cbmod.apply(xs, f) == 0.0
+    del f
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0
+
+
+def test_a_kept_callable_survives_collections_and_is_released_once_dropped():
+    import weakref
+    g = Heavy()
+    ref = weakref.ref(g)
+    cbmod.store(g)
+    del g
+    for _ in range(3):
+        gc.collect()
+    assert ref() is not None and cbmod.call_stored(5) == 5  # Go holds it: it lives and works
+    cbmod.drop_stored()
+    gc.collect()
+    assert ref() is None
+

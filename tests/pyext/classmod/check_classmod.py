@@ -51,7 +51,7 @@ def test_typed_arguments_are_checked_and_named_like_reflection():
     for f in (classmod.mix6, classmod.mix6_refl):
         with pytest.raises(TypeError, match=r"argument 5 must be str, not int"):
             f(x, 1.0, 1, True, 5, 0.5)
-        with pytest.raises(BufferError, match=r"argument 1: dtype float32, want float64"):
+        with pytest.raises(BufferError, match=r"argument 1: want dtype float64, got float32"):
             f(np.zeros(2, np.float32), 1.0, 1, True, "t", 0.5)
         with pytest.raises(TypeError, match=r"takes 6 positional arguments but 5 were given"):
             f(x, 1.0, 1, True, "t")
@@ -194,9 +194,8 @@ def test_len_getitem_setitem_delitem_with_negative_indices():
     (3, IndexError, "classmod.Vec index out of range"),
     (-4, IndexError, "classmod.Vec index out of range"),
     (2**70, IndexError, "cannot fit 'int' into an index-sized integer"),
-    ("a", TypeError, "classmod.Vec indices must be integers, not str"),
-    (1.0, TypeError, "classmod.Vec indices must be integers, not float"),
-    (slice(0, 1), TypeError, "classmod.Vec indices must be integers, not slice"),
+    ("a", TypeError, "classmod.Vec indices must be integers or slices, not str"),
+    (1.0, TypeError, "classmod.Vec indices must be integers or slices, not float"),
 ])
 def test_bad_indices_raise_as_a_list_does(key, exc, msg):
     v = classmod.Vec(3)
@@ -219,6 +218,19 @@ def test_contains():
     v = classmod.Vec.filled(2, 4.0)
     assert 4.0 in v and 4 in v and 5.0 not in v
     assert "a" not in v and None not in v  # not of the element type: not in it
+    # a value float() refuses, or cannot hold, is not in it either, as for a list of floats
+    assert np.array([1.0, 2.0]) not in v and np.array([4.0, 4.0]) not in v and np.zeros((0,)) not in v
+    assert 10**400 not in v and np.float64(4.0) in v and np.int8(4) in v and np.array(4.0) in v
+    assert (np.array([1.0, 2.0]) in v) is False
+
+
+def test_contains_propagates_a_values_own_error():
+    class Bad:
+        def __float__(self):
+            raise ZeroDivisionError("no float")
+
+    with pytest.raises(ZeroDivisionError, match="no float"):
+        Bad() in classmod.Vec(1)
 
 
 # ---- iteration ---------------------------------------------------------------------------
@@ -422,8 +434,36 @@ def test_a_python_subclass_holds_the_go_value_made_by_super_init():
     del v, same
     gc.collect()
     assert r() is None
-    with pytest.raises(TypeError, match="cannot pickle"):
+    msg = ("^cannot pickle 'Labelled' object: objects of a Python subclass of the Go class classmod.Vec do not "
+           "pickle: define __reduce__ in the subclass")
+    with pytest.raises(TypeError, match=msg):
         pickle.dumps(Labelled(1, "y"))
+    import copy
+    with pytest.raises(TypeError, match=msg):
+        copy.copy(Labelled(1, "y"))
+
+
+class Reduced(classmod.Vec):
+    """A subclass that pickles: its own __reduce__."""
+
+    def __reduce__(self):
+        return (_rebuild_reduced, (list(self),))
+
+
+def _rebuild_reduced(values):
+    r = Reduced(0)
+    for x in values:
+        r.append(x)
+    return r
+
+
+def test_a_subclass_with_its_own_reduce_pickles():
+    import pickle
+
+    r = Reduced(0)
+    r.append(2.5)
+    back = pickle.loads(pickle.dumps(r))
+    assert type(back) is Reduced and list(back) == [2.5]
 
 
 def test_a_subclass_without_init_inherits_the_go_one_and_class_methods_make_it():
@@ -497,3 +537,218 @@ def test_protocols_from_many_threads():
     t.start()
     t.join()
     assert its == []
+
+
+# ---- pickling functions and methods -----------------------------------------------------------
+
+def test_functions_pickle_by_reference_as_builtins_do():
+    import copy
+    import math
+    import pickle
+
+    f = classmod.sum3
+    assert f.__self__ is classmod and f.__module__ == "classmod"
+    assert f.__name__ == f.__qualname__ == "sum3" and f.__reduce__() == "sum3"
+    assert type(f) is type(math.sqrt) and f.__doc__ == "sum(x)*a + n, typed."
+    for proto in range(pickle.HIGHEST_PROTOCOL + 1):
+        assert pickle.loads(pickle.dumps(f, proto)) is f
+    assert copy.copy(f) is f and copy.deepcopy(f) is f
+    assert pickle.loads(pickle.dumps(classmod.add8))(1, 2, 3, 4, 5, 6, 7, 8) == 36
+    assert pickle.loads(pickle.dumps(classmod.mix6e))(np.arange(4.0), 1.0, 0, tag="k") == "k:6"
+
+
+def test_methods_pickle_as_list_append_does():
+    import pickle
+
+    V = classmod.Vec
+    assert V.append.__qualname__ == "Vec.append" and V.append.__objclass__ is V
+    for m in (V.append, V.fill6, V.dot, V.__len__, V.__getitem__, V.__contains__, V.__call__):
+        for proto in range(pickle.HIGHEST_PROTOCOL + 1):
+            assert pickle.loads(pickle.dumps(m, proto)) is m
+    assert pickle.loads(pickle.dumps(V.filled)) == V.filled  # a class method, bound to the class
+    assert pickle.loads(pickle.dumps(V.filled))(2, 3.0) == V.filled(2, 3.0)
+    v = V.filled(2, 1.5)
+    bound = pickle.loads(pickle.dumps(v.append))  # a bound method: the object pickles with it
+    bound(7.0)
+    assert list(bound.__self__) == [1.5, 1.5, 7.0] and list(v) == [1.5, 1.5]
+    assert pickle.loads(pickle.dumps(v.__len__))() == 2 and pickle.loads(pickle.dumps(v))(2.0) == V.filled(2, 3.0)
+    with pytest.raises(TypeError, match="cannot pickle 'classmod.Bare' object"):
+        pickle.dumps(classmod.Bare().__init__)  # an object that does not pickle: its bound methods neither
+
+
+def test_a_spawned_process_pool_runs_functions_and_methods():
+    import concurrent.futures
+    import multiprocessing
+
+    ex = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        assert ex.submit(classmod.add8, 1, 2, 3, 4, 5, 6, 7, 8).result(timeout=120) == 36
+        assert list(ex.map(classmod.Vec.norm2, [3.0, 0.0], [4.0, 0.0], [0.0, 2.0], timeout=60)) == [5.0, 2.0]
+        assert ex.submit(classmod.Vec.filled(3, 2.0).__call__, 2.0).result(timeout=60) == classmod.Vec.filled(3, 4.0)
+        assert ex.submit(classmod.Vec.filled, 2).result(timeout=60) == classmod.Vec.filled(2, 1.0)
+    finally:
+        for p in list(getattr(ex, "_processes", {}).values()):
+            p.kill()  # nothing left behind, whatever failed
+        ex.shutdown(wait=False, cancel_futures=True)
+
+
+# ---- the module imported again -----------------------------------------------------------------
+
+REIMPORT = r"""
+import gc, pickle, sys
+import classmod
+base = classmod.live_objects()
+OldVec, old, oldp = classmod.Vec, classmod.Vec.filled(3, 2.0), classmod.Point(1, 2)
+class OldSub(classmod.Vec):
+    pass
+olds = OldSub(2)
+del sys.modules["classmod"]
+import classmod as new
+assert new.Vec is not OldVec
+# the old objects and the old class keep working
+assert len(old) == 3 and old[0] == 2.0 and list(old) == [2.0] * 3 and 2.0 in old and old == new.Vec.filled(3, 2.0)
+old.append(1.0)
+old[0] = 5.0
+assert str(old) == "[5 2 2 1]" and len(olds) == 2 and oldp.x == 1 and list(oldp)
+o2 = OldVec(2)
+assert type(o2) is OldVec and len(o2) == 2 and type(OldVec.filled(1)) is OldVec and type(OldSub(1)) is OldSub
+assert new.Vec.dot(old, new.Vec.filled(4, 1.0)) == 10.0 and OldVec.dot(new.Vec(1), old) == 0.0
+try:
+    o2.__init__(5)
+except TypeError as e:
+    assert "holds its Go value already" in str(e), e
+else:
+    raise AssertionError("a second __init__ passed")
+# the new module's too
+v = new.Vec.filled(2, 1.0)
+assert len(v) == 2 and type(v(2.0)) is new.Vec and pickle.loads(pickle.dumps(v)) == v
+assert pickle.loads(pickle.dumps(new.sum3)) is new.sum3
+del old, olds, oldp, o2, v
+gc.collect()
+assert new.live_objects() == base, (new.live_objects(), base)
+print("ok")
+"""
+
+
+def test_objects_and_class_of_a_module_imported_again_keep_working():
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-c", REIMPORT], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout == "ok\n", r.stdout + r.stderr
+
+
+# ---- __new__ and __init__ called by hand ----------------------------------------------------------
+
+def test_init_after_new_called_by_hand_is_refused():
+    V = classmod.Vec
+    o = V.__new__(V, 3)  # the constructor ran: o holds its Go value
+    assert type(o) is V and len(o) == 3
+    with pytest.raises(TypeError, match=r"^Vec.__init__: the classmod.Vec object holds its Go value already"):
+        o.__init__(9)
+    assert len(o) == 3
+    v = V(2)  # Cls(...)'s own __init__ is the no-op
+    with pytest.raises(TypeError, match="holds its Go value already"):
+        v.__init__(5)
+    with pytest.raises(TypeError, match="holds its Go value already"):
+        V.__init__(V.__new__(V, 1), 1)
+    assert V.__new__.__self__ is V and V.__new__.__qualname__ == "Vec.__new__"
+    with pytest.raises(TypeError, match=r"Vec.__new__\(int\): int is not a subtype of classmod.Vec"):
+        V.__new__(int)
+    with pytest.raises(TypeError, match=r"Vec.__new__\(X\): X is not a type object \(int\)"):
+        V.__new__(1)
+    with pytest.raises(TypeError, match=r"Vec.__new__\(\): not enough arguments"):
+        V.__new__()
+    with pytest.raises(TypeError, match="classmod.Bare is not a subtype of classmod.Vec"):
+        V.__new__(classmod.Bare)
+
+
+def test_new_and_init_of_a_subclass_called_by_hand():
+    class Sub(classmod.Vec):
+        pass
+
+    s = classmod.Vec.__new__(Sub, 3)  # a subclass's object starts empty
+    with pytest.raises(TypeError, match="holds no Go value"):
+        len(s)
+    s.__init__(4)  # its first __init__ makes the value
+    assert len(s) == 4
+    with pytest.raises(TypeError, match="holds its Go value already"):
+        s.__init__(5)
+
+    class WithNew(classmod.Vec):
+        def __new__(cls, n, label):
+            self = super().__new__(cls, n)
+            self.label = label
+            return self
+
+        def __init__(self, n, label):
+            super().__init__(n)
+
+    w = WithNew(2, "a")
+    assert len(w) == 2 and w.label == "a" and type(w) is WithNew
+    with pytest.raises(TypeError, match="holds its Go value already"):
+        w.__init__(3, "b")
+
+
+# ---- slices ---------------------------------------------------------------------------------------
+
+BIG = sys.maxsize
+STEPS = [1, 2, 5, 6, 7, 100, BIG // 2, BIG - 1, BIG, -1, -2, -5, -6, -7, -100, -BIG // 2, -BIG, -BIG - 1, 2**70, -2**70]
+BOUNDS = [None, 0, 1, 3, 5, 6, 7, -1, -6, -7, BIG, -BIG - 1, 2**70, -2**70]
+
+
+def _vec(values):
+    v = classmod.Vec(0)
+    for x in values:
+        v.append(x)
+    return v
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_slices_with_any_step_are_a_lists(step):
+    """Every start and stop with steps up to sys.maxsize (and beyond): the
+    items of a list's slice, never a Go panic from an index that overflowed."""
+    items = [float(i) for i in range(6)]
+    for n in (0, 1, 6):
+        for start in BOUNDS:
+            for stop in BOUNDS:
+                key = slice(start, stop, step)
+                want = items[:n]
+                v = _vec(want)
+                assert list(v[key]) == want[key], key
+                del want[key]
+                del v[key]
+                assert list(v) == want, key
+                want, v = items[:n], _vec(items[:n])
+                new = [20.0 + x for x in want[key]]  # (13 panics in All)
+                want[key] = new
+                v[key] = _vec(new)
+                assert list(v) == want, key
+                # a sequence of another size: a resize for step 1 only, as a list says
+                want, v = items[:n], _vec(items[:n])
+                try:
+                    want[key] = [21.5]
+                except ValueError as e:
+                    with pytest.raises(ValueError, match=str(e)):
+                        v[key] = _vec([21.5])
+                else:
+                    v[key] = _vec([21.5])
+                assert list(v) == want, key
+
+
+def test_slice_edges():
+    v = _vec([0.0, 1.0, 2.0])
+    assert list(v[1::BIG]) == [1.0] and list(v[::-BIG - 1]) == [2.0] and list(v[5::BIG]) == []
+    assert list(v[BIG::-BIG]) == [2.0] and list(v[-BIG - 1:BIG:BIG]) == [0.0] and list(v[::2**100]) == [0.0]
+    # Go gets a step of at most max(len, 2) either way: the same items, no overflow in any loop
+    for key, step in ((slice(1, None, BIG), 3), (slice(None, None, -BIG - 1), -3), (slice(None, None, -4), -3),
+                      (slice(None, None, -3), -3), (slice(None, None, 2), 2), (slice(None, None, -2), -2)):
+        v[key]
+        assert classmod.last_step() == step, key
+    classmod.Vec(0)[::-BIG]
+    assert classmod.last_step() == -2  # never 1 or -1 for a larger step: step 1 is a plain slice (a resize)
+    classmod.Vec(1)[::BIG]
+    assert classmod.last_step() == 2
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        v[::0]
+    with pytest.raises(ValueError, match="attempt to assign sequence of size 2 to extended slice of size 1"):
+        v[::BIG] = _vec([1.0, 2.0])

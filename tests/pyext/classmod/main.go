@@ -9,6 +9,7 @@ package main
 import "C" // cgo: PyInit_classmod is exported to CPython
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -71,6 +72,7 @@ var module = pyext.NewModule("classmod", "Class features of pyext under test.").
 	Def("add8", pyext.Func8(add8), "add8(a, b, c, d, e, f, g, h)\n--\n\neight ints added.").
 	Def("panic3", pyext.Func3(panic3), "panic3(a, b, c)\n--\n\npanics.").
 	Def("live_objects", pyext.Func0(pyext.LiveObjects), "live_objects()\n--\n\nObjects of Go classes alive.").
+	Def("last_step", pyext.Func0(func() int { return int(lastStep.Load()) }), "last_step()\n--\n\nThe step the last Vec slice got.").
 	Def("stopped", pyext.Func0(func() int { return int(stopped.Load()) }), "stopped()\n--\n\nGo iterations that ran their deferred calls.").
 	Def("parse", pyext.FuncE1(parse), "parse(s)\n--\n\nParses an int; ParseError on bad input, NotFound for 'missing'.").
 	Def("index_error", pyext.FuncE0(func() (int, error) { return 0, &pyext.IndexError{Msg: "no such row"} }), "index_error()\n--\n\nraises IndexError.").
@@ -107,6 +109,9 @@ var vecClass = pyext.NewClass[Vec]("Vec", "Vec(n)\n--\n\nA vector of n zeros.").
 	SetItem(pyext.Proc3((*Vec).Set)).
 	DelItem(pyext.Proc2((*Vec).Del)).
 	Contains(pyext.Func2((*Vec).Has)).
+	GetSlice(pyext.Func4((*Vec).Slice)).
+	SetSlice(pyext.Func5((*Vec).SetSlice)).
+	DelSlice(pyext.Proc4((*Vec).DelSlice)).
 	Iter(pyext.Seq((*Vec).All)).
 	Call(pyext.FuncE2((*Vec).Scaled), "v(a)\n--\n\nA new Vec: v times a.").
 	Context(pyext.Proc1((*Vec).Enter), pyext.Proc2((*Vec).Exit))
@@ -155,6 +160,82 @@ func (v *Vec) Enter()               { v.entered++ }
 func (v *Vec) Exit(raised bool)     { v.exits = append(v.exits, raised) }
 func (v *Vec) String() string       { return fmt.Sprint(v.data) }
 func (v *Vec) GoString() string     { return fmt.Sprintf("classmod.Vec(%d)", len(v.data)) }
+
+// indices are range(start, stop, step), by docs/operators.md's loop
+// (pyext gives a step that cannot overflow it).
+func indices(start, stop, step int) []int {
+	var idx []int
+	for i := start; step > 0 && i < stop || step < 0 && i > stop; i += step {
+		idx = append(idx, i)
+	}
+	return idx
+}
+
+// lastStep is the step the last Slice got (pyext's clamp, tested).
+var lastStep atomic.Int64
+
+// Slice is v[start:stop:step].
+func (v *Vec) Slice(start, stop, step int) *Vec {
+	lastStep.Store(int64(step))
+	r := &Vec{data: []float64{}}
+	for _, i := range indices(start, stop, step) {
+		r.data = append(r.data, v.data[i])
+	}
+	return r
+}
+
+// SetSlice is v[start:stop:step] = w; step 1 may change the length.
+func (v *Vec) SetSlice(start, stop, step int, w *Vec) error {
+	idx := indices(start, stop, step)
+	src := slices.Clone(w.data)
+	if step == 1 {
+		v.data = slices.Concat(v.data[:start], src, v.data[max(start, stop):])
+		return nil
+	}
+	if len(src) != len(idx) {
+		return &pyext.ValueError{Msg: fmt.Sprintf("attempt to assign sequence of size %d to extended slice of size %d", len(src), len(idx))}
+	}
+	for k, i := range idx {
+		v.data[i] = src[k]
+	}
+	return nil
+}
+
+// DelSlice is del v[start:stop:step].
+func (v *Vec) DelSlice(start, stop, step int) {
+	drop := map[int]bool{}
+	for _, i := range indices(start, stop, step) {
+		drop[i] = true
+	}
+	kept := []float64{}
+	for i, x := range v.data {
+		if !drop[i] {
+			kept = append(kept, x)
+		}
+	}
+	v.data = kept
+}
+
+// MarshalBinary makes Vec objects picklable: the values, little-endian.
+func (v *Vec) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, 8*len(v.data))
+	for _, x := range v.data {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	return b, nil
+}
+
+// UnmarshalBinary is MarshalBinary's inverse, called on a zero Vec.
+func (v *Vec) UnmarshalBinary(b []byte) error {
+	if len(b)%8 != 0 {
+		return &pyext.ValueError{Msg: fmt.Sprintf("Vec: %d bytes, not a whole number of float64", len(b))}
+	}
+	v.data = make([]float64, len(b)/8)
+	for i := range v.data {
+		v.data[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return nil
+}
 
 // Hash is hash(v): by value, as Equal.
 func (v *Vec) Hash() uint64 {

@@ -441,3 +441,86 @@ def test_a_release_gil_function_may_call_python_during_atexit(tmp_path):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.split() == ["early", "0", "late", "2"], r.stdout
+
+
+# ---- issue 42: iterators under threads, re-entrancy and shutdown -----------------------
+
+def run_child(tmp_path, code, timeout=60):
+    """Runs code in a child interpreter (opmod on its path, as here): a hang is a
+    TimeoutExpired that kills the child, never a hung suite."""
+    import subprocess
+    script = tmp_path / "child.py"
+    script.write_text(code)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("make, want", [
+    (lambda: opmod.countdown(3), [1, 2, 3]),
+    (lambda: iter(opmod.Table(3)), [("k0", 0.0), ("k1", 1.0), ("k2", 2.0)]),
+], ids=["iter.Seq", "Seq2-class"])
+def test_threads_take_turns_with_one_iterator(make, want):
+    """Six threads drain one iterator: each value comes out exactly once, the
+    others see the plain end (no handle freed under a thread still pulling)."""
+    for _ in range(300):
+        it = make()
+        out = []
+
+        def work():
+            for x in it:
+                out.append(x)
+
+        in_threads(work, 6)
+        assert sorted(out) == want
+        assert next(it, "end") == "end"
+
+
+def test_a_sequence_calling_next_on_its_own_iterator_raises_value_error(no_hang):
+    """As a generator does (ValueError: generator already executing), not a deadlock."""
+    it = None
+
+    def f(v):
+        return next(it) if v == 2 else v
+
+    it = opmod.map_seq(f, 5)
+    assert [next(it), next(it)] == [0, 1]
+    with pytest.raises(ValueError, match="already executing"):
+        next(it)
+    assert next(it, "end") == "end"  # the exception ended the sequence, as it ends a generator
+    it = None  # the exception, which Go's PyError holds until Go collects it, reaches it through f's cell
+
+
+def test_a_partly_consumed_iterator_kept_until_shutdown_lets_the_process_exit(tmp_path):
+    """A sequence whose deferred call calls Python, alive until finalization:
+    the deferred call is refused (Python is shutting down), and the process
+    still ends. abs holds no module globals (a lambda's would keep the
+    iterator alive past finalize_modules)."""
+    r = run_child(tmp_path, (
+        "import sys, opmod\n"
+        "it = opmod.defer_seq(abs)\n"
+        "assert [next(it), next(it)] == [0, 1]\n"
+        "sys._it = it\n"
+        "kept = opmod.defer_seq(abs)\n"
+        "next(kept)\n"
+        "print('done', flush=True)\n"))
+    assert r.returncode == 0 and r.stdout.split() == ["done"], r.stdout + r.stderr
+
+
+def test_pulling_a_sequence_that_calls_python_during_finalization_raises(tmp_path):
+    """A __del__ run by finalization pulls a sequence whose values come from
+    a Python callable: the call is refused (a thread of Go's own), and the
+    iterator raises RuntimeError instead of waiting for it forever."""
+    r = run_child(tmp_path, (
+        "import opmod\n"
+        "class D:\n"
+        "    def __del__(self):\n"
+        "        try:\n"
+        "            print('del', list(opmod.map_seq(abs, 3)), flush=True)\n"
+        "        except RuntimeError as e:\n"
+        "            print('refused:', e, flush=True)\n"
+        "d = D()\n"
+        "assert list(opmod.map_seq(abs, 2)) == [0, 1]\n"
+        "print('done', flush=True)\n"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        "done", "refused: Python is shutting down: the Go sequence waits for a call of a Python callable that can no "
+        "longer run"], r.stdout + r.stderr
