@@ -1,4 +1,4 @@
-/* The C side of Go extension functions: one trampoline converts the Python
+/* The C side of Go extension functions: the call path converts the Python
  * arguments (arrays are imported and validated here, with the GIL), calls the
  * Go function once (optionally without the GIL), releases the arrays, and
  * builds the results. */
@@ -7,8 +7,6 @@
 #include "ext_arrays.h"
 #include "ext_parts.h"
 #include "ext_pyobj.h"
-
-static const char FN_CAPSULE[] = "godlpack.gofunc";
 
 /* How an array argument is held until the call returns. */
 enum {
@@ -678,17 +676,6 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
   return go_call(fn, &a);
 }
 
-static PyObject* trampoline(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  /* The context, not PyCapsule_GetPointer: no strcmp of the name per call
-   * (self is always the capsule gdl_add_func made, which sets both). */
-  const gdl_fn* fn = PyCapsule_GetContext(self);
-  if (fn == NULL) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "godlpack: a Go function without its descriptor");
-    return NULL;
-  }
-  return gdl_call_fn(fn, NULL, args, nargs, kwnames);
-}
-
 /* Interns fn's parameter names (once: the descriptor is shared by modules). */
 int gdl_fn_intern_names(gdl_fn* fn) {
   for (int i = 0; fn->named && i < fn->nparams; i++) {
@@ -698,32 +685,4 @@ int gdl_fn_intern_names(gdl_fn* fn) {
     fn->pynames[i] = s; /* kept for the process */
   }
   return 0;
-}
-
-/* Adds fn to module m as a function m.<name>. */
-int gdl_add_func(PyObject* m, gdl_fn* fn) {
-  PyMethodDef* def = calloc(1, sizeof *def); /* lives as long as the process */
-  if (def == NULL) {
-    PyErr_NoMemory();
-    return -1;
-  }
-  def->ml_name = fn->name;
-  def->ml_meth = (PyCFunction)(void (*)(void))trampoline;
-  def->ml_flags = METH_FASTCALL | METH_KEYWORDS;
-  def->ml_doc = fn->doc;
-  if (gdl_fn_intern_names(fn) < 0) return -1;
-  PyObject* self = PyCapsule_New(fn, FN_CAPSULE, NULL);
-  if (self == NULL) return -1;
-  if (PyCapsule_SetContext(self, fn) < 0) {
-    Py_DECREF(self);
-    return -1;
-  }
-  PyObject* modname = PyModule_GetNameObject(m);
-  PyObject* f = modname ? PyCFunction_NewEx(def, self, modname) : NULL;
-  Py_DECREF(self);
-  Py_XDECREF(modname);
-  if (f == NULL) return -1;
-  int r = PyModule_AddObject(m, fn->name, f);
-  if (r < 0) Py_DECREF(f);
-  return r;
 }

@@ -78,10 +78,6 @@ void gdl_raise_panic(const char* err);
 /* Raises what Go reported: a panic, a Python callable's exception (exc, a
  * reference this takes), or the exception of an error kind. */
 void gdl_raise_kind(int kind, const char* err, uintptr_t exc);
-/* Unused: ext_module.c adds functions, each with a trampoline of its own (ext.c's own, with a capsule as
- * __self__, to be removed). */
-int gdl_add_func(PyObject* m, gdl_fn* fn);
-
 /* ext_iter.c: a Python iterator over a Go sequence: its pull state's
  * handle (dropped when the sequence ends or the iterator dies, and on
  * failure here), the next function, called through call, and the object
