@@ -32,6 +32,8 @@ HOSTILE = ["tests/runtime/test_hostile.py"]
 MEMORY = INVARIANTS + ["tests/runtime/test_memory.py"]
 BUFFER = INVARIANTS + ["tests/runtime/test_api.py"]
 GO_VALIDATE = [("./consumer", ".")]
+ARRMOD = ["tests/pyext/arrmod/check_arrmod.py"]  # a test extension's checks (tests/conftest.py builds it)
+CLASSMOD = ["tests/pyext/classmod/check_classmod.py"]
 SHAPE = "core/shape.c"  # the validator's count and span arithmetic
 
 
@@ -149,8 +151,9 @@ MUTANTS = [
     Mutant("ext: a method's Convert counts the receiver", "pyext/args.go",
            "o = shiftArrayOption(o) // arrays.go", "_ = shiftArrayOption", ["tests/pyext/test_examples.py"]),
     Mutant("ext: a second __init__ of a live object is silent", "pyext/ext_class.c",
-           "  if (o->handle != 0 || Py_TYPE(self) == gdl_class_type(c->id)) {",
-           "  if (Py_TYPE(self) == gdl_class_type(c->id)) return 0;\n  if (o->handle != 0) {", ["tests/pyext/test_examples.py"]),
+           "  if (o->handle != 0 || Py_TYPE(self)->tp_dealloc == gdl_obj_dealloc) {",
+           "  if (Py_TYPE(self)->tp_dealloc == gdl_obj_dealloc) return 0;\n  if (o->handle != 0) {",
+           ["tests/pyext/test_examples.py"]),
     Mutant("ext: an operand Go cannot take is passed on, not NotImplemented", "pyext/ext_class.c",
            "      if (!takes) Py_RETURN_NOTIMPLEMENTED;", "", ["tests/pyext/opmod/check_opmod.py"]),
     Mutant("ext: slices reach Go unclipped", "pyext/ext_class.c",
@@ -215,6 +218,58 @@ MUTANTS = [
     Mutant("ft: a popped argument state stays in the pool", "pyext/ext_arrays.c",
            "arg_state* st = npool ? pool[--npool] : NULL;", "arg_state* st = npool ? pool[npool - 1] : NULL;",
            ["tests/pyext/ftmod/check_ftmod.py"]),
+    # --- issue 42: buffers as typed slices, operands, wording (pyext/ext.c, ext_arrays.c) ---------
+    Mutant("buffers: a typed slice ignores buffers", "pyext/ext.c",
+           "int buffer = fn->req[i] == NULL && typed ? gdl_buffer_only(obj) : 0;", "int buffer = 0;", ARRMOD),
+    Mutant("buffers: a held buffer is never released", "pyext/ext_arrays.c",
+           "if (st->has_buf) PyBuffer_Release(&st->buf);", "(void)0;", ARRMOD),
+    Mutant("buffers: a read-only buffer is taken as writable", "pyext/ext_arrays.c",
+           "d->readonly = b->readonly != 0;", "d->readonly = 0;", ARRMOD),
+    Mutant("operators: a slice operand is not marked", "pyext/operators.go",
+           "\tmarkOperand(f.c, 1)\n", "\n", ARRMOD),
+    Mutant("operators: a refused operand raises instead of NotImplemented", "pyext/ext.c",
+           "int other = fn->req[i] != NULL && fn->req[i]->operand && PyErr_ExceptionMatches(PyExc_BufferError);",
+           "int other = 0;", ARRMOD),
+    Mutant("buffers: a foreign byte order is taken", "pyext/ext_arrays.c",
+           "(code != kDLComplex && isz == 16) || (!native && isz > 1))", "(code != kDLComplex && isz == 16))", ARRMOD),
+    Mutant("buffers: a released buffer's ValueError does not name the argument", "pyext/ext_arrays.c",
+           ": PyErr_Occurred() == PyExc_ValueError ? PyExc_ValueError : NULL;", ": NULL;", ARRMOD),
+    Mutant("buffers: Convert reads bytes as one scalar", "pyext/ext_arrays.c",
+           "PyObject* in = st->has_buf ? PyMemoryView_FromObject(obj) : Py_NewRef(obj);",
+           "PyObject* in = Py_NewRef(obj);", ARRMOD),
+    Mutant("wording: the DLPack path's dtype refusal in the old form", "pyext/ext.c",
+           "\"%s() argument %d: want dtype %s, got %U\", fn->name, i + 1,\n                   dtype_name(e.code, e.bits), got);",
+           "\"%s() argument %d: dtype %U, want %s\", fn->name, i + 1,\n                   got, dtype_name(e.code, e.bits));", ARRMOD),
+    Mutant("scaffold: a name shadowing a well-known module is accepted", "python/godlpack/scaffold.py",
+           "    if shadowed is not None:", "    if False:", ["tests/tooling/test_scaffold.py"]),
+    Mutant("demo: the refcount line counts from before the export", "python/godlpack/demo.py",
+           "refcount {held_refs} -> {sys.getrefcount(b)}\"", "refcount {b_refs} -> {sys.getrefcount(b)}\"",
+           ["tests/pyext/test_examples.py"]),
+    # --- issue 42: functions and classes (pyext/ext_module.c, ext_class.c, ext_obj.c) --------------
+    Mutant("functions: __self__ is not the module (no pickling by reference)", "pyext/ext_module.c",
+           "PyCFunction_NewEx(def, m, modname)", "PyCFunction_NewEx(def, NULL, modname)",
+           CLASSMOD + ["tests/pyext/test_examples.py"]),
+    Mutant("methods: no __reduce__ (no pickling by reference)", "pyext/ext_class.c",
+           ".tp_methods = method_methods,", ".tp_methods = NULL,", CLASSMOD + ["tests/pyext/test_examples.py"]),
+    Mutant("classes: a Python subclass's object pickles through the Go class's reduce", "pyext/ext_class.c",
+           "if (Py_TYPE(self)->tp_dealloc != gdl_obj_dealloc) { /* a Python subclass's object",
+           "if (0) { /* a Python subclass's object", CLASSMOD),
+    Mutant("re-import: an object of the earlier import's class is not the class's", "pyext/ext_obj.c",
+           "return gdl_go_type(Py_TYPE(obj)) != NULL && ((gdl_obj*)obj)->cls == cls;", "return 0;", CLASSMOD),
+    Mutant("re-import: the earlier class makes objects of the new one", "pyext/ext_class.c",
+           "if (r != NULL && Py_TYPE(r) != type && gdl_is_obj(c->id, r)) r = gdl_obj_retype(r, type);",
+           "if (0) r = gdl_obj_retype(r, type);", CLASSMOD),
+    Mutant("classes: __init__ after a hand-called __new__ is silent", "pyext/ext_class.c",
+           "((gdl_obj*)r)->fresh = paired;", "((gdl_obj*)r)->fresh = 1;", CLASSMOD),
+    Mutant("contains: a value Go cannot take raises instead of False", "pyext/ext_class.c",
+           "if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_OverflowError)) PyErr_Clear();",
+           "if (0) PyErr_Clear();", CLASSMOD),
+    Mutant("slices: a huge positive step reaches Go", "pyext/ext_class.c",
+           "if (step > most) step = most;", "if (0) step = most;", CLASSMOD),
+    Mutant("slices: a huge negative step reaches Go", "pyext/ext_class.c",
+           "if (step < -most) step = -most;", "if (0) step = -most;", CLASSMOD),
+    Mutant("slices: a clamped step may become 1 (a plain slice)", "pyext/ext_class.c",
+           "Py_ssize_t most = len > 2 ? len : 2;", "Py_ssize_t most = len > 1 ? len : 1;", CLASSMOD),
 ]
 
 
