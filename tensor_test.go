@@ -10,17 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/internal/testkit/invalid"
 )
-
-func requireInvalid(t *testing.T, err error, kind error, msgAndArgs ...any) {
-	t.Helper()
-	require.Error(t, err, msgAndArgs...)
-	assert.ErrorIs(t, err, kind, msgAndArgs...)
-	var inv *godlpack.InvalidTensorError
-	if assert.ErrorAs(t, err, &inv, msgAndArgs...) {
-		assert.Equal(t, kind, inv.Kind, msgAndArgs...)
-	}
-}
 
 func TestNumElements(t *testing.T) {
 	cases := []struct {
@@ -66,7 +57,7 @@ func TestNumElementsErrors(t *testing.T) {
 		{65536, 65536, 65536, 65536},
 	} {
 		_, err := godlpack.NumElements(shape)
-		requireInvalid(t, err, godlpack.ErrOverflow, "%v", shape)
+		invalid.Require(t, err, godlpack.ErrOverflow, "%v", shape)
 	}
 	// 3037000499² still fits.
 	n, err := godlpack.NumElements([]int64{3037000499, 3037000499})
@@ -82,7 +73,7 @@ func TestNumElementsErrors(t *testing.T) {
 		{math.MaxInt64, math.MaxInt64, -1}, // negative wins over overflow
 	} {
 		_, err := godlpack.NumElements(shape)
-		requireInvalid(t, err, godlpack.ErrShape, "%v", shape)
+		invalid.Require(t, err, godlpack.ErrShape, "%v", shape)
 		assert.False(t, errors.Is(err, godlpack.ErrOverflow))
 	}
 }
@@ -155,7 +146,7 @@ func TestElementSpanErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, _, err := godlpack.ElementSpan(c.shape, c.strides)
-		requireInvalid(t, err, c.kind, c.name)
+		invalid.Require(t, err, c.kind, c.name)
 	}
 	// The sums that just fit are fine.
 	lo, hi, err := godlpack.ElementSpan([]int64{2, 2}, []int64{math.MaxInt64 / 2, math.MaxInt64/2 + 1})
@@ -169,7 +160,7 @@ func TestElementSpanErrors(t *testing.T) {
 	// ... but such a span has no byte size.
 	tt := godlpack.Tensor{DType: godlpack.Int8, Shape: []int64{2, 2}, Strides: []int64{-(math.MaxInt64 / 2), -(math.MaxInt64/2 + 2)}}
 	_, _, err = tt.ByteSpan()
-	requireInvalid(t, err, godlpack.ErrOverflow)
+	invalid.Require(t, err, godlpack.ErrOverflow)
 }
 
 func TestByteSpan(t *testing.T) {
@@ -214,7 +205,7 @@ func TestByteSpanErrors(t *testing.T) {
 	// Elements fit in int64 but bytes do not.
 	tt := godlpack.Tensor{DType: godlpack.Float64, Shape: []int64{1 << 60}}
 	_, _, err := tt.ByteSpan()
-	requireInvalid(t, err, godlpack.ErrOverflow)
+	invalid.Require(t, err, godlpack.ErrOverflow)
 
 	tt = godlpack.Tensor{DType: godlpack.Float64, Shape: []int64{1 << 56}}
 	lo, hi, err := tt.ByteSpan()
@@ -224,15 +215,15 @@ func TestByteSpanErrors(t *testing.T) {
 
 	tt = godlpack.Tensor{DType: godlpack.Int8, Shape: []int64{2}, Strides: []int64{math.MaxInt64}}
 	_, _, err = tt.ByteSpan()
-	requireInvalid(t, err, godlpack.ErrOverflow, "hi+1 overflows")
+	invalid.Require(t, err, godlpack.ErrOverflow, "hi+1 overflows")
 
 	tt = godlpack.Tensor{DType: godlpack.Int16, Shape: []int64{2}, Strides: []int64{-(1 << 62)}}
 	_, _, err = tt.ByteSpan()
-	requireInvalid(t, err, godlpack.ErrOverflow, "negative byte span overflows")
+	invalid.Require(t, err, godlpack.ErrOverflow, "negative byte span overflows")
 
 	tt = godlpack.Tensor{DType: godlpack.Int8, Shape: []int64{-1}}
 	_, _, err = tt.ByteSpan()
-	requireInvalid(t, err, godlpack.ErrShape)
+	invalid.Require(t, err, godlpack.ErrShape)
 }
 
 func TestIsCompact(t *testing.T) {

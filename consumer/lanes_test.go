@@ -10,6 +10,7 @@ import (
 
 	"github.com/godlpack/godlpack"
 	"github.com/godlpack/godlpack/consumer"
+	"github.com/godlpack/godlpack/internal/testkit/invalid"
 	"github.com/godlpack/godlpack/internal/testkit/testprod"
 )
 
@@ -105,9 +106,9 @@ func TestImportVectorDTypesAsBytes(t *testing.T) {
 
 				// Typed views read elements: a vector is none of Go's element types.
 				_, err = consumer.View[uint8](tt)
-				requireInvalid(t, err, godlpack.ErrDType)
+				invalid.Require(t, err, godlpack.ErrDType)
 				_, err = tt.AsFloat32s()
-				requireInvalid(t, err, godlpack.ErrDType)
+				invalid.Require(t, err, godlpack.ErrDType)
 
 				assert.Zero(t, calls())
 				require.NoError(t, tt.Close())
@@ -157,10 +158,10 @@ func TestVectorLanesRefusals(t *testing.T) {
 			if c.padded {
 				v.M.Flags = godlpack.FlagIsSubbyteTypePadded
 			}
-			requireInvalid(t, consumer.CheckVersioned(v.M), c.kind)
+			invalid.Require(t, consumer.CheckVersioned(v.M), c.kind)
 			tt, err := consumer.ImportVersioned(v.M)
 			assert.Nil(t, tt)
-			requireInvalid(t, err, c.kind)
+			invalid.Require(t, err, c.kind)
 			assert.EqualValues(t, 1, v.Calls(), "the deleter runs exactly once on refusal")
 			if c.padded {
 				return
@@ -169,7 +170,7 @@ func TestVectorLanesRefusals(t *testing.T) {
 			defer l.Free()
 			mutate(&l.M.DLTensor)
 			_, err = consumer.ImportLegacy(l.M)
-			requireInvalid(t, err, c.kind)
+			invalid.Require(t, err, c.kind)
 			assert.EqualValues(t, 1, l.Calls())
 		})
 	}

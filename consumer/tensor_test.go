@@ -12,6 +12,7 @@ import (
 
 	"github.com/godlpack/godlpack"
 	"github.com/godlpack/godlpack/consumer"
+	"github.com/godlpack/godlpack/internal/testkit/invalid"
 	"github.com/godlpack/godlpack/internal/testkit/testprod"
 	"github.com/godlpack/godlpack/producer"
 )
@@ -160,15 +161,15 @@ func TestCopyCompactErrors(t *testing.T) {
 
 	tt := base
 	tt.Device = godlpack.Device{Type: godlpack.CUDA}
-	requireInvalid(t, consumer.CopyCompact(make([]byte, 16), &tt), godlpack.ErrDevice)
+	invalid.Require(t, consumer.CopyCompact(make([]byte, 16), &tt), godlpack.ErrDevice)
 
 	tt = base
-	requireInvalid(t, consumer.CopyCompact(make([]byte, 15), &tt), godlpack.ErrShape)
+	invalid.Require(t, consumer.CopyCompact(make([]byte, 15), &tt), godlpack.ErrShape)
 
 	f4 := godlpack.DType{Code: godlpack.CodeFloat4E2M1FN, Bits: 4, Lanes: 1}
 	tt = base
 	tt.DType, tt.Strides = f4, []int64{2}
-	requireInvalid(t, consumer.CopyCompact(make([]byte, 16), &tt), godlpack.ErrStrides)
+	invalid.Require(t, consumer.CopyCompact(make([]byte, 16), &tt), godlpack.ErrStrides)
 
 	// Compact packed sub-byte data copies byte for byte.
 	for i := range buf {
@@ -185,7 +186,7 @@ func TestCopyCompactErrors(t *testing.T) {
 
 	tt = base
 	tt.Shape = []int64{-1}
-	requireInvalid(t, consumer.CopyCompact(dst, &tt), godlpack.ErrShape)
+	invalid.Require(t, consumer.CopyCompact(dst, &tt), godlpack.ErrShape)
 
 	// Strided complex128 with an offset.
 	c := make([]complex128, 6)

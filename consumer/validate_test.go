@@ -12,19 +12,9 @@ import (
 
 	"github.com/godlpack/godlpack"
 	"github.com/godlpack/godlpack/consumer"
+	"github.com/godlpack/godlpack/internal/testkit/invalid"
 	"github.com/godlpack/godlpack/internal/testkit/testprod"
 )
-
-func requireInvalid(t *testing.T, err error, kind error, msgAndArgs ...any) {
-	t.Helper()
-	require.Error(t, err, msgAndArgs...)
-	assert.ErrorIs(t, err, kind, msgAndArgs...)
-	var inv *godlpack.InvalidTensorError
-	if assert.ErrorAs(t, err, &inv, msgAndArgs...) {
-		assert.Equal(t, kind, inv.Kind, msgAndArgs...)
-		assert.NotEmpty(t, inv.Detail, msgAndArgs...)
-	}
-}
 
 // cDims is C memory for shape and strides, freed at the end of the test.
 func cDims(t *testing.T, vals ...int64) *int64 {
@@ -153,12 +143,12 @@ func TestImportVersionedRefusals(t *testing.T) {
 
 			// Validation alone takes no ownership.
 			_, err := consumer.ValidateVersioned(v.M)
-			requireInvalid(t, err, r.kind)
+			invalid.Require(t, err, r.kind)
 			assert.Zero(t, v.Calls())
 
 			tt, err := consumer.ImportVersioned(v.M)
 			assert.Nil(t, tt)
-			requireInvalid(t, err, r.kind)
+			invalid.Require(t, err, r.kind)
 			assert.EqualValues(t, 1, v.Calls(), "the deleter runs exactly once on refusal")
 		})
 	}
@@ -173,12 +163,12 @@ func TestImportLegacyRefusals(t *testing.T) {
 			r.mutate(t, &l.M.DLTensor)
 
 			_, err := consumer.ValidateLegacy(l.M)
-			requireInvalid(t, err, r.kind)
+			invalid.Require(t, err, r.kind)
 			assert.Zero(t, l.Calls())
 
 			tt, err := consumer.Import(unsafe.Pointer(l.M), false)
 			assert.Nil(t, tt)
-			requireInvalid(t, err, r.kind)
+			invalid.Require(t, err, r.kind)
 			assert.EqualValues(t, 1, l.Calls(), "the deleter runs exactly once on refusal")
 		})
 	}
@@ -187,19 +177,19 @@ func TestImportLegacyRefusals(t *testing.T) {
 func TestImportNilManaged(t *testing.T) {
 	total := testprod.TotalCalls()
 	_, err := consumer.ImportVersioned(nil)
-	requireInvalid(t, err, godlpack.ErrNilPointer)
+	invalid.Require(t, err, godlpack.ErrNilPointer)
 	_, err = consumer.ImportLegacy(nil)
-	requireInvalid(t, err, godlpack.ErrNilPointer)
+	invalid.Require(t, err, godlpack.ErrNilPointer)
 	_, err = consumer.Import(nil, true)
-	requireInvalid(t, err, godlpack.ErrNilPointer)
+	invalid.Require(t, err, godlpack.ErrNilPointer)
 	_, err = consumer.Import(nil, false)
-	requireInvalid(t, err, godlpack.ErrNilPointer)
+	invalid.Require(t, err, godlpack.ErrNilPointer)
 	_, err = consumer.ValidateVersioned(nil)
-	requireInvalid(t, err, godlpack.ErrNilPointer)
+	invalid.Require(t, err, godlpack.ErrNilPointer)
 	_, err = consumer.ValidateLegacy(nil)
-	requireInvalid(t, err, godlpack.ErrNilPointer)
+	invalid.Require(t, err, godlpack.ErrNilPointer)
 	_, err = consumer.ValidateDLTensor(nil, true)
-	requireInvalid(t, err, godlpack.ErrNilPointer)
+	invalid.Require(t, err, godlpack.ErrNilPointer)
 	assert.Equal(t, total, testprod.TotalCalls())
 }
 
@@ -209,11 +199,11 @@ func TestImportVersionMismatch(t *testing.T) {
 		// looked at flags or dl_tensor of an unknown major would fault.
 		v := testprod.NewGuardedVersioned(ver.Major, ver.Minor)
 		_, err := consumer.ValidateVersioned(v.M)
-		requireInvalid(t, err, godlpack.ErrVersion, "%v", ver)
+		invalid.Require(t, err, godlpack.ErrVersion, "%v", ver)
 		assert.Zero(t, v.Calls())
 		tt, err := consumer.ImportVersioned(v.M)
 		assert.Nil(t, tt)
-		requireInvalid(t, err, godlpack.ErrVersion, "%v", ver)
+		invalid.Require(t, err, godlpack.ErrVersion, "%v", ver)
 		assert.EqualValues(t, 1, v.Calls(), "%v: deleter exactly once", ver)
 		v.Free()
 	}
@@ -239,19 +229,19 @@ func TestNullDeleter(t *testing.T) {
 	// Refused with a NULL deleter: no crash, nothing called.
 	v.M.DLTensor.NDim = -1
 	_, err = consumer.ImportVersioned(v.M)
-	requireInvalid(t, err, godlpack.ErrNDim)
+	invalid.Require(t, err, godlpack.ErrNDim)
 
 	g := testprod.NewGuardedVersioned(2, 0)
 	defer g.Free()
 	g.M.Deleter = nil
 	_, err = consumer.ImportVersioned(g.M)
-	requireInvalid(t, err, godlpack.ErrVersion)
+	invalid.Require(t, err, godlpack.ErrVersion)
 
 	l := testprod.NewLegacy()
 	defer l.Free()
 	l.M.Deleter = nil
 	_, err = consumer.ImportLegacy(l.M) // all zero: bits 0
-	requireInvalid(t, err, godlpack.ErrDType)
+	invalid.Require(t, err, godlpack.ErrDType)
 	goodTensor(t, &l.M.DLTensor)
 	tl, err := consumer.ImportLegacy(l.M)
 	require.NoError(t, err)
@@ -285,7 +275,7 @@ func TestNullStrides(t *testing.T) {
 			assert.Zero(t, v.Calls())
 			require.NoError(t, tt.Close())
 		} else {
-			requireInvalid(t, err, godlpack.ErrStrides, "%v", c.ver)
+			invalid.Require(t, err, godlpack.ErrStrides, "%v", c.ver)
 		}
 		assert.EqualValues(t, 1, v.Calls(), "%v", c.ver)
 		v.Free()
@@ -368,9 +358,9 @@ func TestAcceptedFields(t *testing.T) {
 	assert.Equal(t, []int64{2, 77}, tt.Strides)
 	// Not CPU memory: no views, no copies.
 	_, err = tt.AsFloat32s()
-	requireInvalid(t, err, godlpack.ErrDevice)
+	invalid.Require(t, err, godlpack.ErrDevice)
 	_, err = tt.Copy()
-	requireInvalid(t, err, godlpack.ErrDevice)
+	invalid.Require(t, err, godlpack.ErrDevice)
 	assert.Zero(t, v.Calls())
 	require.NoError(t, tt.Close())
 	assert.EqualValues(t, 1, v.Calls())
@@ -388,7 +378,7 @@ func TestEveryDeviceTypeAccepted(t *testing.T) {
 		if dt.IsCPUAccessible() {
 			assert.NoError(t, err, "%v", dt)
 		} else {
-			requireInvalid(t, err, godlpack.ErrDevice, "%v", dt)
+			invalid.Require(t, err, godlpack.ErrDevice, "%v", dt)
 		}
 		require.NoError(t, tt.Close())
 		v.Free()
@@ -447,7 +437,7 @@ func TestSubbytePadded(t *testing.T) {
 	require.NoError(t, err, "4*(2^60+1) bits fit in int64")
 	v3.M.Flags = godlpack.FlagIsSubbyteTypePadded
 	_, err = consumer.ImportVersioned(v3.M)
-	requireInvalid(t, err, godlpack.ErrOverflow, "8*(2^60+1) bits overflow int64")
+	invalid.Require(t, err, godlpack.ErrOverflow, "8*(2^60+1) bits overflow int64")
 	assert.EqualValues(t, 1, v3.Calls(), "a refused import still calls the deleter once")
 }
 

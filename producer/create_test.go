@@ -10,16 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/internal/testkit/invalid"
 	"github.com/godlpack/godlpack/producer"
 )
-
-func requireInvalid(t *testing.T, err error, kind error, msgAndArgs ...any) {
-	t.Helper()
-	require.Error(t, err, msgAndArgs...)
-	assert.ErrorIs(t, err, kind, msgAndArgs...)
-	var inv *godlpack.InvalidTensorError
-	assert.ErrorAs(t, err, &inv, msgAndArgs...)
-}
 
 // standard are the dtypes Full and Arange can write.
 var standard = []godlpack.DType{
@@ -101,19 +94,19 @@ func TestEmptyAlignmentManySizes(t *testing.T) {
 func TestEmptyErrors(t *testing.T) {
 	c := snapshot()
 	_, err := producer.Empty(godlpack.DType{Code: godlpack.CodeFloat, Bits: 32, Lanes: 4}, 2)
-	requireInvalid(t, err, godlpack.ErrDType)
+	invalid.Require(t, err, godlpack.ErrDType)
 	_, err = producer.Empty(godlpack.DType{Code: godlpack.CodeOpaqueHandle, Bits: 64, Lanes: 1}, 2)
-	requireInvalid(t, err, godlpack.ErrDType)
+	invalid.Require(t, err, godlpack.ErrDType)
 	_, err = producer.Empty(godlpack.DType{Code: 99, Bits: 8, Lanes: 1}, 2)
-	requireInvalid(t, err, godlpack.ErrDType)
+	invalid.Require(t, err, godlpack.ErrDType)
 	_, err = producer.Empty(godlpack.Float32, 2, -1)
-	requireInvalid(t, err, godlpack.ErrShape)
+	invalid.Require(t, err, godlpack.ErrShape)
 	_, err = producer.Empty(godlpack.Float32, 1<<40, 1<<40)
-	requireInvalid(t, err, godlpack.ErrOverflow)
+	invalid.Require(t, err, godlpack.ErrOverflow)
 	_, err = producer.Empty(godlpack.Float64, 1<<61)
-	requireInvalid(t, err, godlpack.ErrOverflow)
+	invalid.Require(t, err, godlpack.ErrOverflow)
 	_, err = producer.Empty(godlpack.Uint8, make([]int64, 65)...)
-	requireInvalid(t, err, godlpack.ErrNDim)
+	invalid.Require(t, err, godlpack.ErrNDim)
 	c.RequireDelta(t, 0, 0, "refusals allocate nothing")
 
 	// 64 dimensions are fine.
@@ -137,7 +130,7 @@ func TestZerosEveryDType(t *testing.T) {
 	for _, dt := range godlpack.DTypes() {
 		if dt.Code == godlpack.CodeFloat8E8M0FNU {
 			_, err := producer.Zeros(dt, 4)
-			requireInvalid(t, err, godlpack.ErrDType, "float8_e8m0fnu has no zero")
+			invalid.Require(t, err, godlpack.ErrDType, "float8_e8m0fnu has no zero")
 			continue
 		}
 		// Dirty the allocator first so zeros cannot come for free.
@@ -160,7 +153,7 @@ func TestZerosEveryDType(t *testing.T) {
 		s.Close()
 	}
 	_, err := producer.Zeros(godlpack.Float32, -3)
-	requireInvalid(t, err, godlpack.ErrShape)
+	invalid.Require(t, err, godlpack.ErrShape)
 	s, err := producer.Zeros(godlpack.Float32)
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0, 0, 0, 0}, unsafe.Slice((*byte)(s.Tensor().Data), 4))
@@ -229,7 +222,7 @@ func TestFullEveryDType(t *testing.T) {
 		for _, v := range []float64{0, 1, 7, 100} {
 			s, err := producer.Full(dt, complex(v, 0), 3, 4)
 			if dt.IsSubByte() {
-				requireInvalid(t, err, godlpack.ErrDType, "%v", dt)
+				invalid.Require(t, err, godlpack.ErrDType, "%v", dt)
 				continue
 			}
 			require.NoError(t, err, "%v", dt)
@@ -289,7 +282,7 @@ func TestFullValues(t *testing.T) {
 	assert.Zero(t, n)
 	s.Close()
 	_, err = producer.Full(godlpack.Float32, 1, -1)
-	requireInvalid(t, err, godlpack.ErrShape)
+	invalid.Require(t, err, godlpack.ErrShape)
 }
 
 func TestArangeLengths(t *testing.T) {
@@ -326,7 +319,7 @@ func TestArangeEveryDType(t *testing.T) {
 	for _, dt := range godlpack.DTypes() {
 		s, err := producer.Arange(dt, 0, 10, 1)
 		if dt.IsSubByte() {
-			requireInvalid(t, err, godlpack.ErrDType, "%v", dt)
+			invalid.Require(t, err, godlpack.ErrDType, "%v", dt)
 			continue
 		}
 		require.NoError(t, err, "%v", dt)
@@ -375,9 +368,9 @@ func TestArangeErrors(t *testing.T) {
 		assert.Error(t, err, "%v", a)
 	}
 	_, err := producer.Arange(godlpack.Float32, 0, math.Inf(1), 1)
-	requireInvalid(t, err, godlpack.ErrOverflow)
+	invalid.Require(t, err, godlpack.ErrOverflow)
 	_, err = producer.Arange(godlpack.Float32, 0, 1e30, 1)
-	requireInvalid(t, err, godlpack.ErrOverflow)
+	invalid.Require(t, err, godlpack.ErrOverflow)
 	// An element an integer dtype cannot hold is refused, never wrapped.
 	for _, a := range []struct {
 		dt                godlpack.DType

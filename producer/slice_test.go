@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/godlpack/godlpack"
+	"github.com/godlpack/godlpack/internal/testkit/invalid"
 	"github.com/godlpack/godlpack/producer"
 )
 
@@ -76,7 +77,7 @@ func TestFromSliceAs(t *testing.T) {
 		{Code: godlpack.CodeFloat4E2M1FN, Bits: 4, Lanes: 4},  // sub-byte lanes, 2 bytes
 	} {
 		_, err := producer.FromSliceAs(bits, dt, []int64{2}, nil, false, nil)
-		requireInvalid(t, err, godlpack.ErrDType, "%#v", dt)
+		invalid.Require(t, err, godlpack.ErrDType, "%#v", dt)
 	}
 	c.RequireDelta(t, 0, 0)
 	runtime.KeepAlive(bits)
@@ -106,13 +107,13 @@ func TestFromSliceErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		_, err := producer.FromSlice(data, tc.shape, tc.strides, false, onFinal)
-		requireInvalid(t, err, tc.kind, tc.name)
+		invalid.Require(t, err, tc.kind, tc.name)
 	}
 	// An empty slice can back only an empty view.
 	_, err := producer.FromSlice([]int8{}, nil, nil, false, onFinal)
-	requireInvalid(t, err, godlpack.ErrShape, "0-d needs one element")
+	invalid.Require(t, err, godlpack.ErrShape, "0-d needs one element")
 	_, err = producer.FromSlice([]int8(nil), []int64{1}, nil, false, onFinal)
-	requireInvalid(t, err, godlpack.ErrShape)
+	invalid.Require(t, err, godlpack.ErrShape)
 	assert.Zero(t, finals.Load(), "refusals never run onFinal")
 	c.RequireDelta(t, 0, 0)
 }
