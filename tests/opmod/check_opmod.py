@@ -474,14 +474,15 @@ def test_threads_take_turns_with_one_iterator(make, want):
         assert next(it, "end") == "end"
 
 
-def test_a_sequence_calling_next_on_its_own_iterator_raises_value_error(no_hang):
+@pytest.mark.parametrize("name", ["map_seq", "map_seq_refl"])
+def test_a_sequence_calling_next_on_its_own_iterator_raises_value_error(no_hang, name):
     """As a generator does (ValueError: generator already executing), not a deadlock."""
     it = None
 
     def f(v):
         return next(it) if v == 2 else v
 
-    it = opmod.map_seq(f, 5)
+    it = getattr(opmod, name)(f, 5)
     assert [next(it), next(it)] == [0, 1]
     with pytest.raises(ValueError, match="already executing"):
         next(it)
