@@ -4,6 +4,7 @@
  * gdl_call_handle), so that this file calls nothing above it. */
 #include "exchange.h"
 #include "ext.h"
+#include "ext_iter.h"
 #include "ext_parts.h"
 
 typedef struct {
@@ -18,12 +19,31 @@ typedef struct {
 } gdl_iter;
 
 /* Stops the Go sequence of handle h (its deferred calls run) and waits for
- * it, without the GIL: they may call Python (a func parameter). */
+ * it, without the GIL: they may call Python (a func parameter). What it
+ * raised while stopping has no caller: it is reported as unraisable, as a
+ * generator's exception at close() from its finalizer is. */
 static void drop_sequence(uintptr_t h) {
   if (h == 0 || gdl_forked()) return; /* a forked child has no Go to ask */
+  char err[1024] = "";
+  uintptr_t exc = 0;
+  int kind;
   Py_BEGIN_ALLOW_THREADS
-  gdlpyDropHandle(h);
+  kind = gdlpyDropSeq(h, err, (int)sizeof err, &exc);
   Py_END_ALLOW_THREADS
+  if (kind == GDL_ERR_NONE) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb); /* a dealloc may run while an exception is pending */
+  if (kind == GDL_ERR_PYEXC && exc != 0) {
+    PyObject* e = (PyObject*)exc;
+    PyErr_Restore(Py_NewRef((PyObject*)Py_TYPE(e)), e, PyException_GetTraceback(e));
+  } else {
+    const char* nl = strchr(err, '\n'); /* a panic's message, its stack left out */
+    PyErr_Format(PyExc_RuntimeError, "%.*s", nl ? (int)(nl - err) : (int)strlen(err), err);
+  }
+  PyObject* where = PyUnicode_FromString("stopping a Go sequence whose iterator was freed");
+  PyErr_WriteUnraisable(where);
+  Py_XDECREF(where);
+  PyErr_Restore(type, value, tb);
 }
 
 static PyObject* iter_next(PyObject* self) {

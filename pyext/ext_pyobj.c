@@ -284,7 +284,7 @@ static PyObject* python_collects(PyObject* self, PyObject* args) {
   if (!PyArg_ParseTuple(args, "UO", &phase, &info)) return NULL;
   PyObject* gen = PyDict_Check(info) ? PyDict_GetItemString(info, "generation") : NULL; /* borrowed */
   if (PyUnicode_CompareWithASCIIString(phase, "start") == 0 && gen != NULL && PyLong_Check(gen) &&
-      PyLong_AsLong(gen) == 2)
+      PyLong_AsLong(gen) == 2 && !gdl_forked()) /* a forked child has no Go to ask: it keeps what it holds */
     gdlpyCollect();
   Py_RETURN_NONE;
 }

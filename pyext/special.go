@@ -2,6 +2,7 @@ package pyext
 
 /*
 #include <stdlib.h>
+#include "errkind.h"
 #include "ext_class.h"
 */
 import "C"
@@ -414,17 +415,38 @@ func (p *pull[V]) finish() {
 }
 
 // drop stops the sequence (its deferred calls run) when the Python iterator
-// dies, and waits for it.
-func (p *pull[V]) drop() {
+// dies, and waits for it: what the sequence panicked with while it
+// stopped (a Python callable's exception: a *callbackAbort), else nil.
+func (p *pull[V]) drop() any {
 	if !p.lock() { // not reached: the iterator dies with no caller left
-		return
+		return nil
 	}
 	defer p.mu.Unlock()
+	defer p.finish()
 	if p.started && !p.done {
 		p.req <- false
-		_, _ = p.answer() // the end, a panic while stopping (no one to go to), or a refusal at exit
+		if r, err := p.answer(); err == nil && r.panicked { // else the end, or a refusal at exit
+			return r.panicWith
+		}
 	}
-	p.finish()
+	return nil
+}
+
+// gdlpyDropSeq stops and frees the Go sequence of an iterator's handle
+// (ext_iter.h): gdlpyDropHandle, and what it panicked with while stopping.
+//
+//export gdlpyDropSeq
+func gdlpyDropSeq(h C.uintptr_t, errBuf *C.char, errLen C.int, exc *C.uintptr_t) C.int {
+	var p any
+	if d, ok := handles.value(uintptr(h)).(dropper); ok {
+		p = d.drop()
+	}
+	handles.delete(uintptr(h))
+	live.Add(-1)
+	if p == nil {
+		return C.GDL_ERR_NONE
+	}
+	return recovered(p, "a Go sequence stopping", errBuf, errLen, exc)
 }
 
 // errExiting is next's answer when the sequence waits for good for a
@@ -449,7 +471,7 @@ func (p *pull[V]) answer() (pulled[V], error) {
 }
 
 // dropper is a handle's value with something to do when its object dies.
-type dropper interface{ drop() }
+type dropper interface{ drop() any }
 
 // Iter is iter(obj) (for x in obj): it, made by Seq.
 func (c *Class[T]) Iter(it Iterable) *Class[T] {

@@ -439,3 +439,20 @@ def test_a_kept_callable_survives_collections_and_is_released_once_dropped():
     gc.collect()
     assert ref() is None
 
+
+
+def test_a_collection_in_a_forked_child_leaves_go_alone(tmp_path):
+    """A child forked after Go held callables has no Go runtime to ask:
+    gc.collect() there keeps what Go held, instead of hanging."""
+    r = run_child(tmp_path, (
+        "import gc, os, numpy as np, cbmod\n"
+        "cbmod.store(lambda x: x)\n"
+        "cbmod.apply(np.ones(2), lambda x: x)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    gc.collect()\n"
+        "    os.write(1, b'child\\n')\n"
+        "    os._exit(0)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "print('parent', status, flush=True)\n"), timeout=30)
+    assert r.returncode == 0 and r.stdout.split() == ["child", "parent", "0"], r.stdout + r.stderr

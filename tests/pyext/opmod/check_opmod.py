@@ -474,14 +474,15 @@ def test_threads_take_turns_with_one_iterator(make, want):
         assert next(it, "end") == "end"
 
 
-def test_a_sequence_calling_next_on_its_own_iterator_raises_value_error(no_hang):
+@pytest.mark.parametrize("name", ["map_seq", "map_seq_refl"])
+def test_a_sequence_calling_next_on_its_own_iterator_raises_value_error(no_hang, name):
     """As a generator does (ValueError: generator already executing), not a deadlock."""
     it = None
 
     def f(v):
         return next(it) if v == 2 else v
 
-    it = opmod.map_seq(f, 5)
+    it = getattr(opmod, name)(f, 5)
     assert [next(it), next(it)] == [0, 1]
     with pytest.raises(ValueError, match="already executing"):
         next(it)
@@ -524,3 +525,26 @@ def test_pulling_a_sequence_that_calls_python_during_finalization_raises(tmp_pat
     assert r.stdout.splitlines() == [
         "done", "refused: Python is shutting down: the Go sequence waits for a call of a Python callable that can no "
         "longer run"], r.stdout + r.stderr
+
+
+def test_an_exception_while_a_freed_iterator_stops_its_sequence_is_reported():
+    """A deferred Python call that raises while the iterator is freed has no
+    caller: reported as unraisable (as a generator's at close()), not lost."""
+    seen = []
+    old = sys.unraisablehook
+    sys.unraisablehook = seen.append
+    try:
+        def g(v):
+            if v == -1:
+                raise KeyError("in defer")
+            return v
+
+        it = opmod.defer_seq(g)
+        assert next(it) == 0
+        del it
+        gc.collect()
+    finally:
+        sys.unraisablehook = old
+    assert [type(u.exc_value) for u in seen] == [KeyError], seen
+    assert seen[0].object == "stopping a Go sequence whose iterator was freed"
+    seen.clear()  # the exception's traceback holds g's frame

@@ -26,6 +26,7 @@ var module = pyext.NewModule("opmod", "Operators, slices and buffers of pyext cl
 	Def("stopped", pyext.Func0(func() int { return int(stopped.Load()) }), "stopped()\n--\n\nSequences that ran their deferred calls.").
 	Def("map_seq", pyext.Func2(mapSeq), "map_seq(f, n)\n--\n\nf(0), ..., f(n-1), lazily: the sequence calls Python.").
 	Def("defer_seq", pyext.Func1(deferSeq), "defer_seq(f)\n--\n\n0, 1, ...; f(-1) when it stops.").
+	Def("map_seq_refl", mapSeq, "map_seq_refl(f, n)\n--\n\nmap_seq through the reflection path.").
 	Def("apply_nogil", pyext.Func2(func(f func(int) int, x int) int { return f(x) }),
 		"apply_nogil(f, x)\n--\n\nf(x), called without the GIL held by the call.", pyext.ReleaseGIL).
 	Def("hook", pyext.Proc1(func(f func(int) int) { hook.Store(&f) }), "hook(f)\n--\n\nKeeps f for Hooked's buffer.").

@@ -124,6 +124,8 @@ def map_seq(f: Callable[[int], int], n: int, /) -> Iterator[int]:
     "f(0), ..., f(n-1), lazily: the sequence calls Python."
 def defer_seq(f: Callable[[int], int], /) -> Iterator[int]:
     "0, 1, ...; f(-1) when it stops."
+def map_seq_refl(f: Callable[[int], int], n: int, /) -> Iterator[int]:
+    "map_seq through the reflection path."
 def apply_nogil(f: Callable[[int], int], x: int, /) -> int:
     "f(x), called without the GIL held by the call."
 def hook(f: Callable[[int], int], /) -> None:
