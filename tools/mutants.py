@@ -34,6 +34,8 @@ BUFFER = INVARIANTS + ["tests/runtime/test_api.py"]
 GO_VALIDATE = [("./consumer", ".")]
 ARRMOD = ["tests/pyext/arrmod/check_arrmod.py"]  # a test extension's checks (tests/conftest.py builds it)
 CLASSMOD = ["tests/pyext/classmod/check_classmod.py"]
+OPMOD = ["tests/pyext/opmod/check_opmod.py"]
+CBMOD = ["tests/pyext/cbmod/check_cbmod.py"]
 SHAPE = "core/shape.c"  # the validator's count and span arithmetic
 
 
@@ -270,6 +272,32 @@ MUTANTS = [
            "if (step < -most) step = -most;", "if (0) step = -most;", CLASSMOD),
     Mutant("slices: a clamped step may become 1 (a plain slice)", "pyext/ext_class.c",
            "Py_ssize_t most = len > 2 ? len : 2;", "Py_ssize_t most = len > 1 ? len : 1;", CLASSMOD),
+    # --- issue 42: Go sequences as iterators, callables (pyext/special.go, ext_iter.c, callback.go) --
+    Mutant("iter: the end frees the handle under other threads", "pyext/ext_iter.c",
+           "__atomic_store_n(&it->ended, 1, __ATOMIC_RELEASE); /* its goroutine has ended; Go let go of the sequence */",
+           "drop_sequence(__atomic_exchange_n(&it->handle, 0, __ATOMIC_ACQ_REL));", OPMOD),
+    Mutant("iter: a sequence's own goroutine may wait for itself", "pyext/special.go",
+           "if r := p.runner.Load(); r != 0 && r == goid() {", "if r := p.runner.Load(); false && r == goid() {",
+           [], [("./pyext", "TestPullRefuses")]),
+    Mutant("iter: next waits for a goroutine refused at exit", "pyext/special.go",
+           "\t\tif isRefused(p.runner.Load()) {", "\t\tif false && isRefused(p.runner.Load()) {",
+           [], [("./pyext", "TestPullGivesUp")]),
+    Mutant("iter: a refusal at exit wakes no waiter", "pyext/goroutine.go",
+           "\tclose(*refused.signal.Swap(&next))", "\trefused.signal.Swap(&next)", [], [("./pyext", "TestPullGivesUp")]),
+    Mutant("iter: an ended sequence is kept", "pyext/special.go", "\tp.seq = nil", "\t_ = p.seq", [],
+           [("./pyext", "TestPullRefuses")]),
+    Mutant("iter: an exception while a freed iterator stops is lost", "pyext/ext_iter.c",
+           "  if (kind == GDL_ERR_NONE) return;", "  if (1) return;", OPMOD),
+    Mutant("callbacks: the exit watch imports while finalizing", "pyext/ext_pyobj.c",
+           "  if (finalizing()) { /* atexit hooks have run", "  if (0) { /* atexit hooks have run", CBMOD),
+    Mutant("callbacks: a collection releases nothing", "pyext/callback.go",
+           "\t\tif h.ref.Value() == nil {", "\t\tif false && h.ref.Value() == nil {", CBMOD),
+    Mutant("callbacks: a collection releases kept callables", "pyext/callback.go",
+           "\t\tif h.ref.Value() == nil {", "\t\tif true || h.ref.Value() == nil {", CBMOD),
+    Mutant("callbacks: the hook runs on the wrong generation", "pyext/ext_pyobj.c",
+           "      PyLong_AsLong(gen) == 2 && !gdl_forked())", "      PyLong_AsLong(gen) == 3 && !gdl_forked())", CBMOD),
+    Mutant("callbacks: the hook asks Go in a forked child", "pyext/ext_pyobj.c",
+           "      PyLong_AsLong(gen) == 2 && !gdl_forked())", "      PyLong_AsLong(gen) == 2)", CBMOD),
 ]
 
 
