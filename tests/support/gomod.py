@@ -54,8 +54,9 @@ def built(name: str) -> str:
 class ExtensionFinder(importlib.abc.MetaPathFinder):
     """`import NAME` of a test extension builds it (once) and loads it, so
     each tests/pyext/NAME/check_NAME.py is collected by the outer pytest
-    run, its tests items of that run. Last on sys.meta_path: a module of the
-    same name found elsewhere wins."""
+    run, its tests items of that run. First on sys.meta_path: the folder
+    tests/pyext/NAME on sys.path would otherwise be found as a namespace
+    package NAME."""
 
     def __init__(self) -> None:
         self.names = set(extension_names())
@@ -79,11 +80,12 @@ def stands_alone(name: str) -> None:
 
 
 def install_finder() -> None:
-    """Installs the finder, and puts folder() on the PYTHONPATH of the
-    checks' child interpreters (a check may start one that imports its
-    extension, built by then)."""
+    """Installs the finder, and puts folder() on sys.path and on the
+    PYTHONPATH of child interpreters (a check may start one, or a spawned
+    pool, that imports its extension, built by then)."""
     if not any(isinstance(f, ExtensionFinder) for f in sys.meta_path):
-        sys.meta_path.append(ExtensionFinder())
+        sys.meta_path.insert(0, ExtensionFinder())
+        sys.path.append(folder())
         paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         os.environ["PYTHONPATH"] = os.pathsep.join([*paths, folder()])
 
