@@ -1,5 +1,8 @@
 package pyext
 
+// args.go: parameter names, defaults and keyword-only parameters (Args), and the
+// method options that shift by the receiver.
+
 /*
 #include <stdlib.h>
 #include "ext.h"

@@ -1,5 +1,8 @@
 package pyext
 
+// arrays.go: per-parameter array requirements (Require: dtype, shape, layout)
+// and opt-in conversion (Convert, ConvertWriteBack), as C checks them.
+
 /*
 #include <stdlib.h>
 #include "ext.h"

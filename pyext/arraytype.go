@@ -1,5 +1,8 @@
 package pyext
 
+// arraytype.go: other libraries' array types as parameters and results
+// (RegisterArrayType; pyext/gonum registers gonum's).
+
 /*
 #include "ext.h"
 */
@@ -51,7 +54,7 @@ type ArrayType[T any, E godlpack.Element] struct {
 }
 
 // arrayType is a registered ArrayType with its types erased: what the
-// conversions of reflect.go and typed.go call.
+// conversions of params.go, results.go and typed.go call.
 type arrayType struct {
 	name  string
 	elem  godlpack.DType

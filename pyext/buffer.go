@@ -1,5 +1,8 @@
 package pyext
 
+// buffer.go: the buffer protocol of a Go class's objects (Class.Buffer): Go
+// memory pinned while a memoryview of it lives.
+
 /*
 #include <stdint.h>
 #include "ext_class.h"

@@ -1,5 +1,8 @@
 package pyext
 
+// call.go: the Go side of every call from C (gdlpyCall): the reflection path's
+// call, and errors and panics as Python exceptions.
+
 /*
 #include <stdlib.h>
 #include "ext.h"

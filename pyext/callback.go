@@ -1,5 +1,8 @@
 package pyext
 
+// callback.go: Python callables as Go func parameters: calls into Python from
+// any goroutine, and their release once Go drops them.
+
 /*
 #include <stdlib.h>
 #include "ext_pyobj.h"

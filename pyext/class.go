@@ -1,5 +1,8 @@
 package pyext
 
+// class.go: Go types as Python classes (NewClass): constructors, methods,
+// properties, their objects' Go values, and the class table for C.
+
 /*
 #include <stdlib.h>
 #include <stdint.h>
@@ -47,7 +50,7 @@ import (
 // (<, >, <=, >= from Less) and hash(); Equal without Hash makes the objects
 // unhashable, as in Python. Other protocols are declared with WeakRef,
 // StaticMethod, ClassMethod, Len, GetItem, SetItem, DelItem, Contains,
-// Iter, Context, Call, EqualByValue and Subclassable (special.go;
+// Iter, Context, Call, EqualByValue and Subclassable (protocols.go, iterators.go, hashing.go, classmethods.go;
 // docs/classes.md). Objects pickle when *T is an
 // encoding.BinaryMarshaler and encoding.BinaryUnmarshaler (unpickled by the
 // module's own _rebuild_object, into a new(T)); otherwise pickling raises
@@ -64,7 +67,7 @@ type classInfo struct {
 	pickle    bool
 	err       error
 	c         *C.gdl_class
-	// special.go: special methods, Len (for item access), WeakRef, and
+	// protocols.go: special methods, Len (for item access); classmethods.go: WeakRef, and
 	// whether __hash__ is None (Equal without Hash).
 	specials   []specialInfo
 	slices     map[string]*goFunc // GetSlice, SetSlice, DelSlice, by item method
@@ -140,7 +143,7 @@ func NewClass[T any](name, doc string) *Class[T] {
 			}
 			ci.methods = append(ci.methods, ci.mustMethod(name, Func1(func(p *T) string { return any(p).(fmt.Stringer).String() })))
 		}
-		compare[T](ci) // special.go: Equal, Less, Hash
+		compare[T](ci) // hashing.go: Equal, Less, Hash
 	}
 	return &Class[T]{ci}
 }
@@ -277,7 +280,7 @@ func (ci *classInfo) cClass() *C.gdl_class {
 	if ci.buffer != nil {
 		c.buffer = 1
 	}
-	ci.cSpecials(c) // special.go
+	ci.cSpecials(c) // protocols.go
 	c.nmethods = C.int(len(ci.methods))
 	if len(ci.methods) > 0 {
 		c.methods = (**C.gdl_fn)(C.calloc(C.size_t(len(ci.methods)), C.size_t(unsafe.Sizeof(uintptr(0)))))
@@ -353,7 +356,7 @@ func objResult(t reflect.Type) result {
 
 //export gdlpyDropHandle
 func gdlpyDropHandle(h C.uintptr_t) {
-	if d, ok := handles.value(uintptr(h)).(dropper); ok { // a Go iterator: stop it (special.go)
+	if d, ok := handles.value(uintptr(h)).(dropper); ok { // a Go iterator: stop it (pull.go)
 		d.drop()
 	}
 	handles.delete(uintptr(h))

@@ -1,5 +1,8 @@
 package pyext
 
+// containers.go: Go slices, maps and sets of scalars as Python lists, dicts and
+// sets, both directions.
+
 /*
 #include <stdlib.h>
 #include "ext.h"

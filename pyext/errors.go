@@ -1,5 +1,8 @@
 package pyext
 
+// errors.go: Go errors as Python exceptions: the error types a function returns
+// to raise TypeError, ValueError, BufferError...
+
 /*
 #include <stdlib.h>
 #include "ext.h"

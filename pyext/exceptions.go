@@ -1,5 +1,8 @@
 package pyext
 
+// exceptions.go: a module's own exception classes (NewException), raised by Go
+// errors that match them.
+
 /*
 #include <stdlib.h>
 #include "ext_class.h"

@@ -1,4 +1,4 @@
-/* Go extension functions (module.go, reflect.go, call.go, typed.go, ext.c): the values passed
+/* Go extension functions (module.go, funcs.go, params.go, results.go, call.go, typed.go, ext.c): the values passed
  * between the C trampoline, which converts Python objects, and Go. */
 #ifndef GODLPACK_EXT_H_
 #define GODLPACK_EXT_H_

@@ -1,4 +1,4 @@
-/* Go classes (class.go, special.go, exceptions.go, ext_class.c): what
+/* Go classes (class.go, protocols.go, hashing.go, exceptions.go, ext_class.c): what
  * Go tells C about a class, its properties, special methods and the
  * module's custom exceptions. */
 #ifndef GODLPACK_EXT_CLASS_H_

@@ -1,5 +1,5 @@
 /* ext_iter.h: what ext_iter.c (Python iterators over Go sequences) asks of
- * Go (special.go). */
+ * Go (pull.go). */
 #ifndef GODLPACK_EXT_ITER_H_
 #define GODLPACK_EXT_ITER_H_
 

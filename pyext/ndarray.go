@@ -1,5 +1,8 @@
 package pyext
 
+// ndarray.go: NDArray, an N-d zero-copy view of an array argument, with its
+// indexing helpers.
+
 /*
 #include "ext.h"
 #include "ext_arrays.h"

@@ -1,5 +1,8 @@
 package pyext
 
+// operators.go: a Go class's arithmetic and matrix operators (Operator,
+// ReflectedOperator, InPlaceOperator) and NotImplemented.
+
 /*
 #include "ext_class.h"
 #include "ext_arrays.h"

@@ -1,5 +1,7 @@
 package pyext
 
+// options.go: the options of Def and Method (Option, Writes, ReleaseGIL).
+
 /*
 #include "ext.h"
 */

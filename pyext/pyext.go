@@ -1,6 +1,6 @@
 // Package pyext is the API Go extension authors use to define Python
 // modules, functions and classes in Go: modules (module.go), options
-// (options.go, args.go, arrays.go), conversions (reflect.go, typed.go,
+// (options.go, args.go, arrays.go), conversions (params.go, results.go, typed.go,
 // ndarray.go), the call (call.go), errors (errors.go), classes (class.go)
 // and type stubs (stub.go), with the C call path of those functions (ext*.c).
 //

@@ -1,5 +1,8 @@
 package pyext
 
+// tensorarg.go: godlpack.Tensor parameters: C's image of an exact NumPy array
+// in Go's layout, its shape in a pinned block, or Go's conversion.
+
 // #include "ext.h"
 import "C"
 

@@ -1,5 +1,8 @@
 package pyext
 
+// typed.go: the typed wrappers' support (FuncN, ProcN in typed_gen.go): each
+// parameter's and result's conversion chosen once, at definition.
+
 /*
 #include <stdlib.h>
 #include "ext.h"

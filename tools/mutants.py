@@ -272,19 +272,19 @@ MUTANTS = [
            "if (step < -most) step = -most;", "if (0) step = -most;", CLASSMOD),
     Mutant("slices: a clamped step may become 1 (a plain slice)", "pyext/ext_class.c",
            "Py_ssize_t most = len > 2 ? len : 2;", "Py_ssize_t most = len > 1 ? len : 1;", CLASSMOD),
-    # --- issue 42: Go sequences as iterators, callables (pyext/special.go, ext_iter.c, callback.go) --
+    # --- issue 42: Go sequences as iterators, callables (pyext/pull.go, ext_iter.c, callback.go) --
     Mutant("iter: the end frees the handle under other threads", "pyext/ext_iter.c",
            "__atomic_store_n(&it->ended, 1, __ATOMIC_RELEASE); /* its goroutine has ended; Go let go of the sequence */",
            "drop_sequence(__atomic_exchange_n(&it->handle, 0, __ATOMIC_ACQ_REL));", OPMOD),
-    Mutant("iter: a sequence's own goroutine may wait for itself", "pyext/special.go",
+    Mutant("iter: a sequence's own goroutine may wait for itself", "pyext/pull.go",
            "if r := p.runner.Load(); r != 0 && r == goid() {", "if r := p.runner.Load(); false && r == goid() {",
            [], [("./pyext", "TestPullRefuses")]),
-    Mutant("iter: next waits for a goroutine refused at exit", "pyext/special.go",
+    Mutant("iter: next waits for a goroutine refused at exit", "pyext/pull.go",
            "\t\tif isRefused(p.runner.Load()) {", "\t\tif false && isRefused(p.runner.Load()) {",
            [], [("./pyext", "TestPullGivesUp")]),
     Mutant("iter: a refusal at exit wakes no waiter", "pyext/goroutine.go",
            "\tclose(*refused.signal.Swap(&next))", "\trefused.signal.Swap(&next)", [], [("./pyext", "TestPullGivesUp")]),
-    Mutant("iter: an ended sequence is kept", "pyext/special.go", "\tp.seq = nil", "\t_ = p.seq", [],
+    Mutant("iter: an ended sequence is kept", "pyext/pull.go", "\tp.seq = nil", "\t_ = p.seq", [],
            [("./pyext", "TestPullRefuses")]),
     Mutant("iter: an exception while a freed iterator stops is lost", "pyext/ext_iter.c",
            "  if (kind == GDL_ERR_NONE) return;", "  if (1) return;", OPMOD),
@@ -307,6 +307,15 @@ def _run(cmd: list[str], cwd: str, env: dict, timeout: float) -> tuple[int, str]
         return r.returncode, r.stdout + r.stderr
     except subprocess.TimeoutExpired as e:
         return 124, f"timed out after {timeout:.0f} s\n{e.stdout or ''}"
+
+
+def go_test_env(env: dict) -> dict:
+    """env for `go test` of packages that include Python.h or embed CPython
+    (pyext's), with the flags make gotest gives them."""
+    lib = sysconfig.get_config_var("LIBDIR") or ""
+    return dict(env, CGO_CFLAGS=f"-I{sysconfig.get_paths()['include']} -O2",
+                CGO_LDFLAGS=f"-L{lib} -lpython{sysconfig.get_config_var('LDVERSION')}",
+                LD_LIBRARY_PATH=os.pathsep.join(p for p in (lib, env.get("LD_LIBRARY_PATH", "")) if p))
 
 
 def copy_tree(dst: str) -> None:
@@ -341,7 +350,7 @@ class Tree:
             if rc != 0:
                 return rc, out
         for pkg, run in m.go:
-            rc, out = _run(["go", "test", "-count=1", "-run", run, pkg], self.path, self.env, 600)
+            rc, out = _run(["go", "test", "-count=1", "-run", run, pkg], self.path, go_test_env(self.env), 600)
             if rc != 0:
                 return rc, out
         return 0, ""

@@ -1,5 +1,5 @@
 // Package dispatch times, in Go alone, the steps pyext's gdlpyCall takes per
-// call of sum(x []float64) (pyext/reflect.go and call.go, copied here in miniature), next to
+// call of sum(x []float64) (pyext/funcs.go, params.go and call.go, copied here in miniature), next to
 // cheaper equivalents, as evidence for the breakdown in bench/ext_bench.py:
 //
 //	go test -run='^$' -bench=. -benchmem ./dispatch   (in bench/ext/gosum)

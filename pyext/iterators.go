@@ -1,6 +1,17 @@
 package pyext
 
-// #include "ext.h"
+// iterators.go: Go sequences as Python iterators. A function or method
+// returning an iter.Seq[V] or iter.Seq2[K, V] (any func(yield func(V) bool)
+// type) returns an iterator that pulls one value per __next__ (a (k, v) tuple
+// for a Seq2, pull.go), converted as a result of type V; a sequence left
+// unfinished stops (its deferred calls run) when the iterator dies.
+// Class.Iter takes the same through Seq and Seq2.
+
+/*
+#include <stdlib.h>
+#include "errkind.h"
+#include "ext_class.h"
+*/
 import "C"
 
 import (
@@ -11,12 +22,88 @@ import (
 	"unsafe"
 )
 
-// Go sequences as Python iterators: a function or method returning an
-// iter.Seq[V] or iter.Seq2[K, V] (any func(yield func(V) bool) type)
-// returns an iterator that pulls one value per __next__ (a (k, v) tuple for
-// a Seq2), converted as a result of type V; a sequence left unfinished stops
-// (its deferred calls run) when the iterator dies. Class.Iter takes the same
-// through Seq and Seq2.
+// Iterable is an iteration for Class.Iter, made by Seq or Seq2.
+type Iterable struct {
+	build func(ci *classInfo) (iterFn, next *goFunc, err error)
+	elem  reflect.Type // the sequence type (iter.Seq[V], iter.Seq2[K, V]), for the stub
+}
+
+// Seq makes fn, a method returning an iter.Seq[V] (func(*T) iter.Seq[V]),
+// the iteration of the class's objects for Class.Iter: each iter(obj) calls
+// fn and pulls its values (pull, below) one per __next__, converted as a
+// result of type V. An iterator left unfinished stops the sequence when it
+// is freed.
+func Seq[T, V any](fn func(*T) iter.Seq[V]) Iterable {
+	return Iterable{elem: reflect.TypeFor[iter.Seq[V]](), build: func(ci *classInfo) (*goFunc, *goFunc, error) {
+		if ci.ptr != reflect.TypeFor[*T]() {
+			return nil, nil, fmt.Errorf("Seq of a %v method given to the class of %v", reflect.TypeFor[*T](), ci.ptr)
+		}
+		rc, err := resOf[V]()
+		if err != nil || rc.isErr {
+			return nil, nil, fmt.Errorf("Seq: element type %v: %v", reflect.TypeFor[V](), err)
+		}
+		iterFn, err := iterFunc(ci, reflect.TypeOf(fn), func(obj any) any { return newPull(fn(obj.(*T))) })
+		if err != nil {
+			return nil, nil, err
+		}
+		next, err := newTyped(ci.name+".__next__", "", []Option{ReleaseGIL}, []paramSpec{{kind: C.GDL_V_INT}}, rc.kind,
+			func(in, out []cValue, _ string) (int, error) {
+				p := handles.value(uintptr(in[0].i)).(*pull[V])
+				v, ok, err := p.next()
+				if err != nil {
+					return 0, err
+				}
+				if !ok {
+					return 0, errStop
+				}
+				return putResult(rc, v, out, in)
+			})
+		if err != nil {
+			return nil, nil, err
+		}
+		next.typ = reflect.TypeOf(func(int64) V { var v V; return v })
+		fillClasses(next)
+		return iterFn, next, nil
+	}}
+}
+
+// iterFunc is a class's __iter__ (Seq, Seq2): start makes the pull state of
+// the object's sequence, whose handle C keeps in the Python iterator; typ is
+// the method's type, for the stub.
+func iterFunc(ci *classInfo, typ reflect.Type, start func(obj any) any) (*goFunc, error) {
+	f, err := newTyped(ci.name+".__iter__", "", []Option{methodOpt}, []paramSpec{{kind: C.GDL_V_OBJ}}, C.GDL_V_UINT,
+		func(in, out []cValue, _ string) (int, error) {
+			out[0].i = C.int64_t(newHandle(start(handles.value(uintptr(in[0].i)))))
+			return 1, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	f.typ = typ
+	f.self = true
+	fillClasses(f)
+	return f, nil
+}
+
+// dropper is a handle's value with something to do when its object dies.
+type dropper interface{ drop() any }
+
+// Iter is iter(obj) (for x in obj): it, made by Seq.
+func (c *Class[T]) Iter(it Iterable) *Class[T] {
+	ci := c.info
+	if it.build == nil {
+		ci.fail(fmt.Errorf("Iter: want a pyext.Seq or pyext.Seq2"))
+		return c
+	}
+	iterFn, next, err := it.build(ci)
+	if err != nil {
+		ci.fail(fmt.Errorf("Iter: %w", err))
+		return c
+	}
+	ci.iterElem = it.elem
+	ci.addSpecial("__iter__", C.GDL_M_ITER, 0, iterFn, next)
+	return c
+}
 
 // seqElems is what the sequence type t yields (one type, or two for a
 // Seq2); false when t is no sequence.
