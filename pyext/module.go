@@ -115,7 +115,20 @@ func gdlpyExec(id C.int, mod unsafe.Pointer, errBuf *C.char, errLen C.int) (kind
 }
 
 // NewModule starts a module definition.
-func NewModule(name, doc string) *Module { return &Module{name: name, doc: doc} }
+func NewModule(name, doc string) *Module {
+	m := &Module{name: name, doc: doc}
+	defined.Lock()
+	defined.list = append(defined.list, m)
+	defined.Unlock()
+	return m
+}
+
+// defined lists every Module made by NewModule in this library, in order:
+// the build asks it for their stubs (gdlpyStubs, stubexport.go).
+var defined struct {
+	sync.Mutex
+	list []*Module
+}
 
 // Def adds fn as the Python function name. An unsupported signature is
 // reported by Init as an ImportError.

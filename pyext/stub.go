@@ -10,9 +10,9 @@ import (
 
 // Stub is a .pyi type stub for the module: its classes and functions with
 // the Python types of their parameters (named, with defaults, where Args
-// names them) and results, and their docstrings. Save it next to the module
-// as <name>.pyi (examples/vecmath does it in a Go test); the build backend
-// ships it in the wheel.
+// names them) and results, and their docstrings. The build writes it next to
+// the module as <name>.pyi from the library it built (gdlpyStubs,
+// stubexport.go) and ships it in the wheel.
 func (m *Module) Stub() string {
 	var b strings.Builder
 	classVar, overload := "", ""
@@ -232,7 +232,7 @@ func docBody(doc string) string {
 	return doc
 }
 
-// stubSpecials writes the special methods of special.go.
+// stubSpecials writes the special methods of protocols.go and hashing.go.
 func stubSpecials(b *strings.Builder, ci *classInfo) {
 	for _, sp := range ci.specials {
 		f := sp.fn

@@ -156,6 +156,83 @@ def build_go(out: str, go_package: str, cwd: str) -> None:
         os.remove(header)
 
 
+# Run in a child Python (sys.executable, whose C API the library binds):
+# loading the library starts its Go runtime, whose package init builds the
+# Module values; gdlpyStubs (pyext/stubexport.go) returns their stubs.
+_STUBS_CHILD = """\
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+try:
+    f = lib.gdlpyStubs
+except AttributeError:
+    sys.exit(3)  # not built on pyext: no stub to write
+f.restype = ctypes.c_void_p
+p = f()
+sys.stdout.write(ctypes.string_at(p).decode())
+"""
+
+
+def stubs_of(lib: str) -> dict[str, str]:
+    """{module name: stub} of the pyext modules the built library lib
+    defines ({} for a library not built on pyext). Loaded in a child
+    process: a Go runtime, once started, stays for the process's life."""
+    import json
+
+    r = subprocess.run([sys.executable, "-c", _STUBS_CHILD, os.path.abspath(lib)], capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode == 3:
+        return {}
+    if r.returncode != 0:
+        raise RuntimeError(f"reading the stubs of {lib} failed:\n{r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def module_name(out: str) -> str:
+    """The module an extension file is named for: vecmath for
+    vecmath.cpython-312-x86_64-linux-gnu.so."""
+    return os.path.basename(out).split(".", 1)[0]
+
+
+def write_stub(out: str) -> str | None:
+    """Writes <module>.pyi next to the extension file out, from the library
+    itself; returns its path, or None where the library defines no pyext
+    module of that name (e.g. godlpack's own _godlpack)."""
+    name = module_name(out)
+    stub = stubs_of(out).get(name)
+    if stub is None:
+        return None
+    path = os.path.join(os.path.dirname(os.path.abspath(out)), name + ".pyi")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(stub)
+    return path
+
+
+def build_with_stub(out: str, go_package: str, cwd: str) -> str | None:
+    """build_go, then the stub of that very build beside it (write_stub). A
+    cross build (a zig target) cannot be loaded here: its stub comes from a
+    native build of the same package, into a temporary folder (the stub
+    depends on the Go declarations, not on the target)."""
+    build_go(out, go_package, cwd)
+    if not _target():
+        return write_stub(out)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="godlpack-stub-") as tmp:
+        native = os.path.join(tmp, os.path.basename(out))
+        saved = os.environ.pop("GODLPACK_ZIG_TARGET", None)
+        try:
+            build_go(native, go_package, cwd)
+        finally:
+            if saved is not None:
+                os.environ["GODLPACK_ZIG_TARGET"] = saved
+        stub = write_stub(native)
+        if stub is None:
+            return None
+        dest = os.path.join(os.path.dirname(os.path.abspath(out)), os.path.basename(stub))
+        shutil.copy(stub, dest)
+        return dest
+
+
 class GoExtension(Extension):
     """An extension module built from a Go main package (relative to the project root)."""
 
@@ -189,12 +266,10 @@ class BuildGoExt(build_ext):
         if not isinstance(ext, GoExtension):
             return super().build_extension(ext)
         out = self.get_ext_fullpath(ext.name)
-        build_go(out, ext.go_package, os.getcwd())
-        # An extension's type stub (<module>.pyi beside its Go package) goes next to the module.
-        pkg, _, mod = ext.name.rpartition(".")
-        stub = os.path.join(os.getcwd(), ext.go_package, mod + ".pyi")
-        if os.path.isfile(stub):
-            ship_stub(stub, os.path.dirname(out), pkg)
+        # The type stub of this very build goes next to the module (build_with_stub).
+        stub = build_with_stub(out, ext.go_package, os.getcwd())
+        if stub is not None:
+            ship_stub(stub, os.path.dirname(out), ext.name.rpartition(".")[0])
 
 
 def ship_stub(stub: str, where: str, package: str) -> None:
@@ -204,7 +279,8 @@ def ship_stub(stub: str, where: str, package: str) -> None:
     gets a stub-only package <module>-stubs (__init__.pyi and py.typed),
     which mypy reads from site-packages (it ignores a bare <module>.pyi
     there)."""
-    shutil.copy(stub, where)
+    if os.path.abspath(os.path.dirname(stub)) != os.path.abspath(where):
+        shutil.copy(stub, where)
     if package:
         open(os.path.join(where, "py.typed"), "w").close()
         return
@@ -217,4 +293,4 @@ def ship_stub(stub: str, where: str, package: str) -> None:
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit("usage: python tools/godlpack_build.py OUT GO_PACKAGE")
-    build_go(sys.argv[1], sys.argv[2], os.getcwd())
+    build_with_stub(sys.argv[1], sys.argv[2], os.getcwd())

@@ -45,8 +45,7 @@ BAD = """
 
 
 def test_the_stub_types_callables_and_containers(tmp_path):
-    """cbmod.pyi (written by pyext.Module.Stub, kept fresh by
-    tests/pyext/cbmod/stub_test.go) under mypy --strict: Callable[[float], float],
+    """cbmod.pyi (pyext.Module.Stub, written by the build) under mypy --strict: Callable[[float], float],
     list[str] and dict[str, T] used right pass; a callable of the wrong type,
     a str for a list, a list of the wrong item type, a wrong dict value type
     and a non-callable are errors."""

@@ -48,8 +48,7 @@ BAD = """
 
 
 def test_the_stub_types_the_protocols(tmp_path):
-    """classmod.pyi (written by pyext.Module.Stub, kept fresh by
-    tests/pyext/classmod/stub_test.go) under mypy --strict: protocols used right
+    """classmod.pyi (pyext.Module.Stub, written by the build) under mypy --strict: protocols used right
     pass, and a wrong item type, and a str index
     and an ordering against another class are errors."""
     pytest.importorskip("mypy")

@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 from gomod import mypy_good_and_bad, stands_alone
+from gomod import stub as gomod_stub
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GONUMMOD = os.path.join(ROOT, "tests", "pyext", "gonummod")
@@ -21,11 +22,10 @@ def test_gonummod_imports_without_godlpack():
 
 
 def test_the_stub_types_gonum_parameters_as_arrays():
-    """gonummod.pyi (pyext.Module.Stub; tests/pyext/gonummod/stub_test.go keeps it
-    current): gonum parameters are SupportsDLPack, converted ones ArrayLike,
-    gonum results Tensor."""
-    with open(os.path.join(GONUMMOD, "gonummod.pyi"), encoding="utf-8") as f:
-        stub = f.read()
+    """gonummod.pyi (pyext.Module.Stub, written by the build): gonum
+    parameters are SupportsDLPack, converted ones ArrayLike, gonum results
+    Tensor."""
+    stub = gomod_stub("gonummod")
     assert "def matvec(m: SupportsDLPack, x: SupportsDLPack, /) -> Tensor:" in stub
     assert "def matvec_conv(m: ArrayLike, x: ArrayLike, /) -> Tensor:" in stub
     assert "def eye(n: int, /) -> tuple[Tensor, int]:" in stub

@@ -39,8 +39,9 @@ def extension_names() -> list[str]:
 
 def built(name: str) -> str:
     """The file of tests/pyext/NAME built as the extension NAME into folder(),
-    once per process; a build failure fails the caller with the compiler's
-    output."""
+    once per process, with its stub NAME.pyi beside it (written by the build
+    from the library: stub()); a build failure fails the caller with the
+    compiler's output."""
     if name not in _built:
         out = os.path.join(folder(), name + SUFFIX)
         r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), out,
@@ -49,6 +50,14 @@ def built(name: str) -> str:
             raise ImportError(f"building tests/pyext/{name} failed:\n{r.stdout}{r.stderr}", name=name)
         _built[name] = out
     return _built[name]
+
+
+def stub(name: str) -> str:
+    """The stub the build wrote for tests/pyext/NAME (pyext.Module.Stub of
+    that very build, tools/godlpack_build.py)."""
+    path = os.path.join(os.path.dirname(built(name)), name + ".pyi")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 class ExtensionFinder(importlib.abc.MetaPathFinder):
@@ -91,12 +100,12 @@ def install_finder() -> None:
 
 
 def mypy_good_and_bad(tmp_path, name: str, good: str, bad: str) -> str:
-    """tests/pyext/NAME/NAME.pyi under mypy --strict: the code good type-checks,
-    the code bad does not. Returns mypy's report of bad, to name its errors."""
-    import shutil
+    """The stub the build wrote for tests/pyext/NAME under mypy --strict: the
+    code good type-checks, the code bad does not. Returns mypy's report of
+    bad, to name its errors."""
     import textwrap
 
-    shutil.copy(os.path.join(EXTENSIONS, name, f"{name}.pyi"), tmp_path / f"{name}.pyi")
+    (tmp_path / f"{name}.pyi").write_text(stub(name))
     (tmp_path / "good.py").write_text(textwrap.dedent(good))
     (tmp_path / "bad.py").write_text(textwrap.dedent(bad))
     env = dict(os.environ, MYPYPATH=str(tmp_path))

@@ -122,20 +122,56 @@ def test_new_project_builds_and_passes_its_tests_in_a_fresh_venv(tmp_path):
     assert not any("test_" in n or n.startswith(("_build", "setup")) for n in names), names
 
 
-def test_the_projects_stub_is_what_pyext_writes(tmp_path):
-    """The scaffold's mykern.pyi equals pyext.Module.Stub() of its main.go
-    (its own stub_test.go, run here with Python's headers)."""
+GOOD = """\
+import numpy as np
+import mykern
+
+x = np.ones(3)
+mykern.scale(x, 2.0)
+s = mykern.Stats()
+s.add(x)
+n: int = s.count
+t: int = mykern.triple(4)
+"""
+
+
+def test_the_build_writes_the_stub_of_what_it_built_and_mypy_strict_passes(tmp_path):
+    """No stub is kept in a project: the build writes mykern.pyi from the
+    library it just built (pyext's gdlpyStubs, loaded in a child Python), so
+    after an edit of main.go the stub has the new function and
+    mypy --strict passes on a script using it; a wrong type fails."""
     import sysconfig
 
     from godlpack import scaffold
 
     project = tmp_path / "mykern"
     scaffold.new("mykern", str(project))
-    env = dict(os.environ, CGO_CFLAGS=f"-I{sysconfig.get_paths()['include']}", GOFLAGS="-buildvcs=false")
-    r = _run(["go", "test", "-count=1", "."], project, env)
-    assert "ok" in r.stdout
-    # A plain go build without Python's headers says what to do.
-    env.pop("CGO_CFLAGS")
+    assert not list(project.glob("*.pyi")) and not list(project.glob("*_test.go"))
+    main = (project / "main.go").read_text()
+    main = main.replace("\tClass(stats)\n", '\tClass(stats).\n\tDef("triple", func(n int) int { return 3 * n }, "")\n')
+    (project / "main.go").write_text(main)
+    out = tmp_path / "lib" / ("mykern" + sysconfig.get_config_var("EXT_SUFFIX"))
+    _run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."], project,
+         dict(os.environ, GOFLAGS="-buildvcs=false"))
+    stub = (tmp_path / "lib" / "mykern.pyi").read_text()
+    assert "def triple(arg1: int, /) -> int:" in stub and "class Stats:" in stub
+    pytest.importorskip("mypy")
+    (tmp_path / "good.py").write_text(GOOD)
+    (tmp_path / "bad.py").write_text(GOOD.replace("triple(4)", 'triple("4")'))
+    env = dict(os.environ, MYPYPATH=str(tmp_path / "lib"))
+    cmd = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull]
+    _run(cmd + ["good.py"], tmp_path, env)
+    r = subprocess.run(cmd + ["bad.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1 and 'bad.py:9: error: Argument 1 to "triple" has incompatible type "str"' in r.stdout, r
+
+
+def test_a_plain_go_build_without_pythons_headers_says_what_to_do(tmp_path):
+    from godlpack import scaffold
+
+    project = tmp_path / "mykern"
+    scaffold.new("mykern", str(project))
+    env = dict(os.environ, GOFLAGS="-buildvcs=false")
+    env.pop("CGO_CFLAGS", None)
     r = subprocess.run(["go", "build", "-buildmode=c-shared", "-o", str(tmp_path / "x.so"), "."], cwd=project,
                        env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode != 0 and "pip install ." in r.stderr and "CGO_CFLAGS" in r.stderr

@@ -1,0 +1,37 @@
+package pyext
+
+// stubexport.go: the stubs of the modules a built extension defines, for the
+// build (tools/godlpack_build.py), which loads the fresh library with ctypes
+// in a child Python and writes <module>.pyi beside it: the stub comes from
+// the very build it describes, so it cannot go stale.
+
+// #include <stdlib.h>
+import "C"
+
+import "encoding/json"
+
+// stubsJSON is {"module name": "its stub"} for every Module made by
+// NewModule in this library (package init made them).
+func stubsJSON() string {
+	defined.Lock()
+	list := append([]*Module(nil), defined.list...)
+	defined.Unlock()
+	stubs := make(map[string]string, len(list))
+	for _, m := range list {
+		stubs[m.name] = m.Stub()
+	}
+	b, err := json.Marshal(stubs)
+	if err != nil { // a map of strings always marshals
+		panic(err)
+	}
+	return string(b)
+}
+
+// gdlpyStubsJSON returns stubsJSON as a C string the caller frees with
+// free(). A cgo export waits for Go's package init, which builds the Module
+// values, so the caller needs no Python import of the module, only the
+// library loaded. Hidden like every symbol of the package
+// (-fvisibility=hidden): stubsymbol.go exports it as gdlpyStubs.
+//
+//export gdlpyStubsJSON
+func gdlpyStubsJSON() *C.char { return C.CString(stubsJSON()) }
