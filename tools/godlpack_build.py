@@ -132,6 +132,11 @@ def _headers_key(go: str, env: dict[str, str], cwd: str) -> str:
     return "-DGDL_HEADERS_KEY=0x" + h.hexdigest()[:16]
 
 
+# Whether build_go prints the go command it runs (the godlpack CLI turns it
+# off, so that a compile error's own lines come first).
+ECHO = True
+
+
 def build_go(out: str, go_package: str, cwd: str) -> None:
     """Builds go_package (run in cwd, a Go module) as the extension file out."""
     go, env = _go()
@@ -149,7 +154,8 @@ def build_go(out: str, go_package: str, cwd: str) -> None:
         env = zigcc.go_env(target, env)
         env["CGO_CFLAGS"] = " ".join(zigcc.include_flags(target)) + " " + env.get("CGO_CFLAGS", "-O2")
     cmd = [go, "build", "-trimpath", "-buildmode=c-shared", "-o", out, go_package]
-    print(" ".join(cmd), flush=True)
+    if ECHO:
+        print(" ".join(cmd), flush=True)
     subprocess.run(cmd, cwd=cwd, env=env, check=True)
     header = os.path.splitext(out)[0] + ".h"  # cgo's export header: not needed
     if os.path.exists(header):

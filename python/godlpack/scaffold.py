@@ -266,8 +266,13 @@ A Python extension module written in Go with
 [godlpack](https://github.com/godlpack/godlpack) {version}: `main.go` defines
 its functions, which take NumPy, PyTorch or JAX arrays zero-copy.
 
-    pip install .        # builds main.go with `go build -buildmode=c-shared`
-    pytest               # test_{name}.py
+    pip install '.[test]'   # builds main.go with `go build -buildmode=c-shared`; pytest
+    pytest                  # test_{name}.py
+
+While editing main.go, `godlpack develop` builds `{name}` in place (in this
+folder, with its stub `{name}.pyi`) for `python -c "import {name}"`;
+`godlpack build` writes the wheel and sdist to dist/, `godlpack stub` prints
+the type stub.
 
 Add a function: write it in `main.go`, add a `Def(...)` line, then
 `pip install .` again (`pyext.Args` names its parameters, for keyword
@@ -325,6 +330,12 @@ BACKEND_STAMP = '''\
 '''
 
 
+# The sdist holds what a build needs: the Go package and the backend.
+MANIFEST_IN = '''\
+include go.mod go.sum *.go _build/*.py
+'''
+
+
 def project_files(name: str, src: str | None = None) -> dict[str, str]:
     """The files of a new project named name (path -> text); src is godlpack's
     Go source (get_go_source() by default)."""
@@ -348,6 +359,7 @@ def project_files(name: str, src: str | None = None) -> dict[str, str]:
         f"test_{name}.py": TEST_PY.format(**fmt),
         "README.md": README.format(**fmt),
         ".gitignore": GITIGNORE,
+        "MANIFEST.in": MANIFEST_IN,
     }
 
 
@@ -377,5 +389,6 @@ def main(argv: list[str]) -> int:
         return 2
     rel = os.path.relpath(dest)
     print(f"wrote {rel}/: a Go extension module project. Next:\n"
-          f"    cd {rel} && pip install . && pytest")
+          f"    cd {rel} && pip install '.[test]' && pytest\n"
+          f"or, for an edit-import loop: godlpack develop (builds {os.path.basename(dest)} in place)")
     return 0

@@ -95,7 +95,7 @@ def _fresh_venv(tmp_path):
 def test_new_project_builds_and_passes_its_tests_in_a_fresh_venv(tmp_path):
     env = _new_env()
     r = _run([sys.executable, "-m", "godlpack", "new", "mykern"], tmp_path, env)
-    assert "pip install . && pytest" in r.stdout
+    assert "pip install '.[test]' && pytest" in r.stdout
     project = tmp_path / "mykern"
     with open(project / "go.mod") as f:
         gomod = f.read()

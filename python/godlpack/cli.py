@@ -1,0 +1,216 @@
+"""`godlpack` (console script) and `python -m godlpack`: one command for a Go
+extension project's life, as maturin is for Rust: new, develop, build, stub,
+wheels; and check, demo.
+
+The verbs that build run godlpack's one build recipe (tools/godlpack_build.py,
+shipped in the package as godlpack/_build/), never a project's copy. A Go
+compile error prints the compiler's own lines and exits 1, with no Python
+traceback; a missing Go toolchain or C compiler is one sentence.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+from types import ModuleType
+
+
+class BuildError(Exception):
+    """A build failed: the message is printed as it is, after what the compiler said."""
+
+
+def backend(tool: str = "godlpack_build") -> ModuleType:
+    """godlpack's build backend (or zigcc, its zig targets): the installed
+    package's copy, or the source tree's tools/."""
+    from . import get_go_source
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    for folder in (os.path.join(here, "_build"), os.path.join(get_go_source(), "tools")):
+        path = os.path.join(folder, tool + ".py")
+        if os.path.isfile(path):
+            if folder not in sys.path:
+                sys.path.insert(0, folder)  # godlpack_build imports zigcc from beside it
+            if tool in sys.modules:
+                return sys.modules[tool]
+            spec = importlib.util.spec_from_file_location(tool, path)
+            assert spec is not None and spec.loader is not None
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[tool] = mod
+            spec.loader.exec_module(mod)
+            return mod
+    raise BuildError(f"godlpack's build backend ({tool}.py) is missing from this installation: reinstall godlpack.")
+
+
+def module_of(project: str) -> str:
+    """The extension module a project's Go package defines: the NAME of its
+    `//export PyInit_NAME`."""
+    names = set()
+    for path in glob.glob(os.path.join(project, "*.go")):
+        with open(path, encoding="utf-8") as f:
+            names.update(re.findall(r"^//export PyInit_(\w+)", f.read(), re.M))
+    if len(names) != 1:
+        found = ", ".join(sorted(names)) or "none"
+        raise BuildError(f"{os.path.abspath(project)} must hold one Go main package with one "
+                         f"`//export PyInit_NAME` (found: {found}): run godlpack in a project made by `godlpack new`.")
+    return names.pop()
+
+
+def _build(out: str, project: str) -> str | None:
+    """Builds project's Go package as the extension file out, with its stub beside it."""
+    b = backend()
+    b.ECHO = False  # the compiler's lines first, when it fails
+    try:
+        return b.build_with_stub(out, ".", os.path.abspath(project))
+    except subprocess.CalledProcessError as e:
+        raise BuildError(f"godlpack: go build failed (exit {e.returncode}): the compiler's messages are above.") from None
+    except RuntimeError as e:  # a missing toolchain: one sentence from the backend
+        raise BuildError(f"godlpack: {e}") from None
+
+
+def cmd_develop(args: argparse.Namespace) -> int:
+    name = module_of(args.project)
+    dest = os.path.abspath(args.dest or args.project)
+    out = os.path.join(dest, name + sysconfig.get_config_var("EXT_SUFFIX"))
+    _build(out, args.project)
+    print(f"built {os.path.relpath(out)} and {name}.pyi: `import {name}` from {os.path.relpath(dest)}", flush=True)
+    return 0
+
+
+def cmd_stub(args: argparse.Namespace) -> int:
+    import tempfile
+
+    name = module_of(args.project)
+    with tempfile.TemporaryDirectory(prefix="godlpack-stub-") as tmp:
+        saved = sys.stdout
+        sys.stdout = sys.stderr  # the build's own lines (the go command) are not the stub
+        try:
+            stub = _build(os.path.join(tmp, name + sysconfig.get_config_var("EXT_SUFFIX")), args.project)
+        finally:
+            sys.stdout = saved
+        if stub is None:
+            raise BuildError(f"godlpack stub: {name} defines no pyext module of that name.")
+        with open(stub, encoding="utf-8") as f:
+            text = f.read()
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _pep517(project: str) -> ModuleType:
+    """The project's PEP 517 backend as pyproject.toml names it (backend-path first)."""
+    import tomllib
+
+    with open(os.path.join(project, "pyproject.toml"), "rb") as f:
+        system = tomllib.load(f).get("build-system", {})
+    name = system.get("build-backend", "setuptools.build_meta:__legacy__").split(":")[0]
+    for p in reversed(system.get("backend-path", [])):
+        sys.path.insert(0, os.path.join(os.path.abspath(project), p))
+    sys.modules.pop(name, None)
+    return importlib.import_module(name)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    project = os.path.abspath(args.project)
+    dist = os.path.abspath(args.out or os.path.join(project, "dist"))
+    os.makedirs(dist, exist_ok=True)
+    os.chdir(project)  # PEP 517 hooks run in the project's folder
+    hooks = _pep517(project)
+    try:
+        sdist = hooks.build_sdist(dist)
+        wheel = hooks.build_wheel(dist)
+    except subprocess.CalledProcessError as e:
+        raise BuildError(f"godlpack: go build failed (exit {e.returncode}): the compiler's messages are above.") from None
+    for f in (sdist, wheel):
+        print(f"{os.path.join(os.path.relpath(dist), f)}  {os.path.getsize(os.path.join(dist, f))} bytes", flush=True)
+    return 0
+
+
+def cmd_wheels(args: argparse.Namespace) -> int:
+    zigcc = backend("zigcc")
+    archs = args.arch or sorted(zigcc.ARCHS, reverse=True)
+    try:
+        zigcc.build_wheels(os.path.abspath(args.project), args.wheelhouse, archs)
+    except subprocess.CalledProcessError as e:
+        raise BuildError(f"godlpack wheels: {e.cmd[0]} failed (exit {e.returncode}): its messages are above.") from None
+    return 0
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from .scaffold import main as new_main
+
+    return new_main([args.name] + ([args.folder] if args.folder else []))
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="godlpack", description="Go extension modules for Python: "
+                                "from an empty folder to release wheels.")
+    sub = p.add_subparsers(dest="verb", metavar="VERB")
+
+    def verb(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help)
+
+    n = verb("new", "Write a new Go extension module project NAME (into FOLDER, ./NAME by default).")
+    n.add_argument("name")
+    n.add_argument("folder", nargs="?")
+    n.set_defaults(run=cmd_new)
+    d = verb("develop", "Build the project in place (NAME.so and NAME.pyi in the project folder) for an edit-import loop.")
+    d.add_argument("project", nargs="?", default=".")
+    d.add_argument("--dest", help="the folder to build into (default: the project's)")
+    d.set_defaults(run=cmd_develop)
+    b = verb("build", "Build the project's wheel and sdist into dist/.")
+    b.add_argument("project", nargs="?", default=".")
+    b.add_argument("-o", "--out", help="the folder for them (default: PROJECT/dist)")
+    b.set_defaults(run=cmd_build)
+    w = verb("wheels", "Build manylinux2014 release wheels (x86-64, aarch64) through zig into wheelhouse/.")
+    w.add_argument("project", nargs="?", default=".")
+    w.add_argument("-w", "--wheelhouse", default="wheelhouse")
+    w.add_argument("--arch", action="append", choices=["aarch64", "x86_64"], help="default: both")
+    w.set_defaults(run=cmd_wheels)
+    s = verb("stub", "Print the project's type stub (.pyi), made from a fresh build; -o writes it to a file.")
+    s.add_argument("project", nargs="?", default=".")
+    s.add_argument("-o", "--output")
+    s.set_defaults(run=cmd_stub)
+    c = verb("check", "Check that extension modules exchange tensors by DLPack correctly (the conformance suite).")
+    c.add_argument("rest", nargs=argparse.REMAINDER)
+    c.set_defaults(run=lambda a: _check(a.rest))
+    m = verb("demo", "Show godlpack exchanging tensors with NumPy and other libraries.")
+    m.add_argument("rest", nargs=argparse.REMAINDER)
+    m.set_defaults(run=lambda a: _demo(a.rest))
+    return p
+
+
+def _check(rest: list[str]) -> int:
+    from .conformance.cli import main as check_main
+
+    return check_main(rest)
+
+
+def _demo(rest: list[str]) -> int:
+    from .demo import run
+
+    return run(rest)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    p = parser()
+    if not argv:
+        p.print_help()
+        return 2
+    if argv[0] in ("check", "demo"):  # their own options, parsed by them (check --help, demo --no-peers)
+        return _check(argv[1:]) if argv[0] == "check" else _demo(argv[1:])
+    args = p.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except BuildError as e:
+        print(e, file=sys.stderr, flush=True)
+        return 1

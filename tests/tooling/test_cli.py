@@ -1,0 +1,139 @@
+"""The godlpack command (python/godlpack/cli.py) taking a project through its
+life: an empty folder, `new`, `develop`, an edit, `develop` again, `build`,
+`stub`, and a deliberate compile error; and each verb's --help.
+
+It runs `python -m godlpack` with this tree's godlpack (as test_scaffold.py's
+`new` does) and this interpreter: `develop` builds into the project folder,
+`build` runs the project's PEP 517 backend here (setuptools of this venv).
+Go's caches are the user's, so a build compiles only the project's package.
+"""
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import time
+import tomllib
+import zipfile
+
+import pytest
+from harness import child_env
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VERBS = ("new", "develop", "build", "wheels", "stub", "check", "demo")
+
+
+def godlpack(*args, cwd, check=True, timeout=600):
+    env = child_env(GOFLAGS="-buildvcs=false")
+    r = subprocess.run([sys.executable, "-m", "godlpack", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                       timeout=timeout)
+    if check:
+        assert r.returncode == 0, f"godlpack {args}\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+def call(project, code):
+    """code run by a fresh interpreter in the project folder (where develop built the module)."""
+    r = subprocess.run([sys.executable, "-c", code], cwd=project, env=child_env(), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout.strip()
+
+
+TRIPLE = '\tClass(stats).\n\tDef("triple", func(n int) int { return 3 * n }, "")\n'
+
+
+def test_an_empty_folder_to_a_wheel_and_a_compile_error(tmp_path):
+    t0 = time.monotonic()
+    r = godlpack("new", "mykern", cwd=tmp_path)
+    assert "pip install '.[test]' && pytest" in r.stdout and "godlpack develop" in r.stdout
+    project = tmp_path / "mykern"
+    assert not list(project.glob("*.pyi")) and not list(project.glob("*_test.go"))  # the build makes the stub
+
+    # develop: the module and its stub in the project folder, importable there.
+    r = godlpack("develop", cwd=project)
+    suffix = __import__("sysconfig").get_config_var("EXT_SUFFIX")
+    assert (project / f"mykern{suffix}").is_file() and "class Stats:" in (project / "mykern.pyi").read_text()
+    assert call(project, "import numpy as np, mykern; x = np.ones(2); mykern.scale(x, 3.0); print(x.tolist())") \
+        == "[3.0, 3.0]"
+
+    # An edit, then develop again: the new function, in the module and in its stub.
+    main = (project / "main.go").read_text()
+    (project / "main.go").write_text(main.replace("\tClass(stats)\n", TRIPLE))
+    godlpack("develop", cwd=project)
+    assert call(project, "import mykern; print(mykern.triple(4))") == "12"
+    assert "def triple(arg1: int, /) -> int:" in (project / "mykern.pyi").read_text()
+
+    # build: the wheel and the sdist in dist/; the wheel holds the stub of this build.
+    r = godlpack("build", cwd=project)
+    wheels, sdists = list((project / "dist").glob("*.whl")), list((project / "dist").glob("*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1, r.stdout
+    with zipfile.ZipFile(wheels[0]) as z:
+        names = set(z.namelist())
+        assert "def triple(" in z.read("mykern.pyi").decode()
+    assert {"mykern-stubs/__init__.pyi", "mykern-stubs/py.typed"} <= names
+    with tarfile.open(sdists[0]) as tar:  # everything a build from the sdist needs
+        members = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}
+    assert {"main.go", "go.mod", "go.sum", "_build/godlpack_build.py", "pyproject.toml", "setup.py"} <= members
+
+    # stub: the stub alone on stdout.
+    r = godlpack("stub", cwd=project)
+    assert r.stdout.startswith('"""Type stubs for mykern') and "def triple(arg1: int, /) -> int:" in r.stdout
+    godlpack("stub", "-o", str(tmp_path / "out.pyi"), cwd=project)
+    assert (tmp_path / "out.pyi").read_text() == r.stdout
+
+    # A compile error: the compiler's lines first, one line of ours, exit 1, no traceback.
+    broken = (project / "main.go").read_text().replace("return 3 * n", "return 3 * m")
+    (project / "main.go").write_text(broken)
+    line = next(i for i, s in enumerate(broken.splitlines(), 1) if "return 3 * m" in s)
+    for verb in ("develop", "stub", "build"):
+        r = godlpack(verb, cwd=project, check=False)
+        assert r.returncode == 1, (verb, r)
+        assert "Traceback" not in r.stderr + r.stdout, (verb, r)
+        errors = [s for s in r.stderr.splitlines() if re.match(r"\S+\.go:\d+:\d+: ", s)]
+        assert errors and re.match(rf"(\./)?main\.go:{line}:\d+: undefined: m$", errors[0]), (verb, r.stderr)
+        assert r.stderr.rstrip().endswith("godlpack: go build failed (exit 1): the compiler's messages are above."), r
+        if verb == "develop":
+            first = [s for s in r.stderr.splitlines() if s.strip()]
+            assert first[0] == "# example.com/mykern" and r.stdout == "", r  # nothing of ours before the compiler
+    print(f"lifecycle: {time.monotonic() - t0:.1f} s")
+
+
+def test_each_verb_says_what_it_does_in_one_line(tmp_path):
+    r = godlpack("--help", cwd=tmp_path)
+    for verb in VERBS:
+        assert re.search(rf"^    {verb}\s+\S", r.stdout, re.M), (verb, r.stdout)
+    for verb in ("new", "develop", "build", "wheels", "stub"):
+        r = godlpack(verb, "--help", cwd=tmp_path)
+        desc = r.stdout.split("\n\n")[1]
+        assert desc.endswith(".\n") or desc.endswith("."), (verb, desc)
+        assert desc.count(". ") == 0 or verb == "stub", (verb, desc)  # one sentence
+    r = godlpack(cwd=tmp_path, check=False)
+    assert r.returncode == 2 and "develop" in r.stdout
+
+
+def test_a_folder_that_is_no_project_is_one_sentence(tmp_path):
+    r = godlpack("develop", cwd=tmp_path, check=False)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.strip().endswith("run godlpack in a project made by `godlpack new`."), r.stderr
+
+
+def test_the_console_script_is_declared():
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        scripts = tomllib.load(f)["project"]["scripts"]
+    assert scripts == {"godlpack": "godlpack.cli:main"}
+    from godlpack import cli
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["develop", "--help"])
+    assert e.value.code == 0
+
+
+@pytest.mark.parametrize("missing", ["go"])
+def test_a_missing_go_toolchain_is_one_sentence(tmp_path, missing):
+    godlpack("new", "mykern", cwd=tmp_path)
+    env = child_env(PATH=os.path.dirname(sys.executable))
+    r = subprocess.run([sys.executable, "-m", "godlpack", "develop"], cwd=tmp_path / "mykern", env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r
+    assert r.stderr.strip().startswith("godlpack: building a Go extension needs the Go toolchain"), r.stderr
