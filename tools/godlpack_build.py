@@ -204,7 +204,9 @@ def write_stub(out: str) -> str | None:
     itself; returns its path, or None where the library defines no pyext
     module of that name (e.g. godlpack's own _godlpack)."""
     name = module_name(out)
-    stub = stubs_of(out).get(name)
+    stubs = stubs_of(out)
+    # A submodule (pkg._core) is defined by its full name.
+    stub = stubs.get(name) or next((v for k, v in stubs.items() if k.rpartition(".")[2] == name), None)
     if stub is None:
         return None
     path = os.path.join(os.path.dirname(os.path.abspath(out)), name + ".pyi")

@@ -47,8 +47,18 @@ def backend(tool: str = "godlpack_build") -> ModuleType:
 
 
 def module_of(project: str) -> str:
-    """The extension module a project's Go package defines: the NAME of its
-    `//export PyInit_NAME`."""
+    """The extension module a project builds: pyproject.toml's
+    [tool.godlpack] module (pkg._core for `new --package`), else the NAME
+    of its Go package's `//export PyInit_NAME` (projects of older godlpacks)."""
+    import tomllib
+
+    try:
+        with open(os.path.join(project, "pyproject.toml"), "rb") as f:
+            declared = tomllib.load(f).get("tool", {}).get("godlpack", {}).get("module")
+    except FileNotFoundError:
+        declared = None
+    if declared:
+        return str(declared)
     names = set()
     for path in glob.glob(os.path.join(project, "*.go")):
         with open(path, encoding="utf-8") as f:
@@ -75,9 +85,11 @@ def _build(out: str, project: str) -> str | None:
 def cmd_develop(args: argparse.Namespace) -> int:
     name = module_of(args.project)
     dest = os.path.abspath(args.dest or args.project)
-    out = os.path.join(dest, name + sysconfig.get_config_var("EXT_SUFFIX"))
+    out = os.path.join(dest, *name.split(".")) + sysconfig.get_config_var("EXT_SUFFIX")
     _build(out, args.project)
-    print(f"built {os.path.relpath(out)} and {name}.pyi: `import {name}` from {os.path.relpath(dest)}", flush=True)
+    stub = os.path.splitext(os.path.splitext(out)[0])[0] + ".pyi"
+    print(f"built {os.path.relpath(out)} and {os.path.relpath(stub)}: `import {name}` from {os.path.relpath(dest)}",
+          flush=True)
     return 0
 
 
@@ -89,7 +101,8 @@ def cmd_stub(args: argparse.Namespace) -> int:
         saved = sys.stdout
         sys.stdout = sys.stderr  # the build's own lines (the go command) are not the stub
         try:
-            stub = _build(os.path.join(tmp, name + sysconfig.get_config_var("EXT_SUFFIX")), args.project)
+            stub = _build(os.path.join(tmp, name.rpartition(".")[2] + sysconfig.get_config_var("EXT_SUFFIX")),
+                          args.project)
         finally:
             sys.stdout = saved
         if stub is None:
@@ -145,9 +158,9 @@ def cmd_wheels(args: argparse.Namespace) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from .scaffold import main as new_main
+    from .scaffold import run
 
-    return new_main([args.name] + ([args.folder] if args.folder else []))
+    return run(args.name, args.folder, args.package)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -161,6 +174,8 @@ def parser() -> argparse.ArgumentParser:
     n = verb("new", "Write a new Go extension module project NAME (into FOLDER, ./NAME by default).")
     n.add_argument("name")
     n.add_argument("folder", nargs="?")
+    n.add_argument("--package", action="store_true",
+                   help="a Python package NAME whose submodule NAME._core is the Go module, beside Python code")
     n.set_defaults(run=cmd_new)
     d = verb("develop", "Build the project in place (NAME.so and NAME.pyi in the project folder) for an edit-import loop.")
     d.add_argument("project", nargs="?", default=".")

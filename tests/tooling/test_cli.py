@@ -137,3 +137,44 @@ def test_a_missing_go_toolchain_is_one_sentence(tmp_path, missing):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r
     assert r.stderr.strip().startswith("godlpack: building a Go extension needs the Go toolchain"), r.stderr
+
+
+def test_new_package_is_python_code_beside_a_go_submodule(tmp_path):
+    """`new --package`: the package mypkg (Python) whose submodule mypkg._core
+    is the Go module; develop builds it in place, the project's tests pass,
+    mypy --strict passes on code using it, and the wheel holds all of it."""
+    godlpack("new", "--package", "mypkg", cwd=tmp_path)
+    project = tmp_path / "mypkg"
+    assert (project / "mypkg" / "__init__.py").is_file()
+    godlpack("develop", cwd=project)
+    assert (project / "mypkg" / "_core.pyi").is_file()
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project,
+                       env=child_env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and re.search(r"\b6 passed\b", r.stdout), r.stdout + r.stderr
+    assert call(project, "import mypkg; print(mypkg.Stats.__module__)") == "mypkg._core"
+    pytest.importorskip("mypy")
+    (tmp_path / "use.py").write_text("import numpy as np\nimport mypkg\nx = np.ones(3)\nmypkg.normalize(x)\n"
+                                     "n: int = mypkg.Stats().count\n")
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
+                        str(tmp_path / "use.py")], cwd=project, env=child_env(), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    godlpack("build", cwd=project)
+    (wheel,) = (project / "dist").glob("*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+    assert {"mypkg/__init__.py", "mypkg/_core.pyi", "mypkg/py.typed"} <= names, names
+    assert any(n.startswith("mypkg/_core.") and n.endswith(".so") for n in names), names
+
+
+def test_the_templates_are_files_of_the_package():
+    """`new` renders templates/ (files, not string literals in scaffold.py)."""
+    from godlpack import scaffold
+
+    root = os.path.join(ROOT, "python", "godlpack", "templates")
+    with open(os.path.join(root, "module", "main.go.tmpl"), encoding="utf-8") as f:
+        main = f.read()
+    assert scaffold.project_files("k")["main.go"] == main.format(module="k", init="k")
+    assert scaffold.project_files("k", package=True)["main.go"] == main.format(module="k._core", init="_core")
+    with open(os.path.join(ROOT, "python", "godlpack", "scaffold.py"), encoding="utf-8") as f:
+        assert "package main" not in f.read()
