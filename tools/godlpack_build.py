@@ -137,6 +137,18 @@ def _headers_key(go: str, env: dict[str, str], cwd: str) -> str:
 ECHO = True
 
 
+def _check_native(go: str, env: dict[str, str], cwd: str) -> None:
+    """One sentence for what a native build lacks: Python's headers, a C compiler."""
+    include = sysconfig.get_paths()["include"]
+    if not os.path.isfile(os.path.join(include, "Python.h")):
+        raise RuntimeError(f"building a Go extension needs Python's C headers, and {include} has no Python.h: "
+                           f"install them (Debian/Ubuntu: apt install python3-dev; Fedora: dnf install python3-devel)")
+    cc = subprocess.run([go, "env", "CC"], cwd=cwd, env=env, capture_output=True, text=True).stdout.strip()
+    if cc and not shutil.which(cc.split()[0]):
+        raise RuntimeError(f"building a Go extension needs a C compiler for cgo, and {cc!r} is not on PATH: "
+                           f"install one (Debian/Ubuntu: apt install gcc) or set CC")
+
+
 def build_go(out: str, go_package: str, cwd: str) -> None:
     """Builds go_package (run in cwd, a Go module) as the extension file out."""
     go, env = _go()
@@ -148,6 +160,8 @@ def build_go(out: str, go_package: str, cwd: str) -> None:
     env.setdefault("GOFLAGS", "-buildvcs=false")
     env["CGO_CFLAGS"] += " " + _headers_key(go, env, cwd)
     target = _target()
+    if not target:
+        _check_native(go, env, cwd)
     if target:
         zigcc = _zigcc()
         zigcc.check_pyconfig(target)
@@ -275,7 +289,19 @@ class BuildGoExt(build_ext):
             return super().build_extension(ext)
         out = self.get_ext_fullpath(ext.name)
         # The type stub of this very build goes next to the module (build_with_stub).
-        stub = build_with_stub(out, ext.go_package, os.getcwd())
+        try:
+            stub = build_with_stub(out, ext.go_package, os.getcwd())
+        except subprocess.CalledProcessError as e:
+            # A distutils error: setup() prints "error: ..." after the
+            # compiler's lines, with no traceback, and pip its summary.
+            from setuptools.errors import CompileError
+
+            raise CompileError(f"go build of {ext.name} failed (exit {e.returncode}): "
+                               "the compiler's messages are above.") from None
+        except RuntimeError as e:  # a missing toolchain, compiler or headers: one sentence
+            from setuptools.errors import PlatformError
+
+            raise PlatformError(str(e)) from None
         if stub is not None:
             ship_stub(stub, os.path.dirname(out), ext.name.rpartition(".")[0])
 

