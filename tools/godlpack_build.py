@@ -149,8 +149,10 @@ def _check_native(go: str, env: dict[str, str], cwd: str) -> None:
                            f"install one (Debian/Ubuntu: apt install gcc) or set CC")
 
 
-def build_go(out: str, go_package: str, cwd: str) -> None:
-    """Builds go_package (run in cwd, a Go module) as the extension file out."""
+def build_go(out: str, go_package: str, cwd: str, strip: bool = False) -> None:
+    """Builds go_package (run in cwd, a Go module) as the extension file out;
+    strip (wheels): without Go's symbol table and DWARF (-ldflags=-s -w),
+    about half the size; the dynamic symbols and Go's own tracebacks stay."""
     go, env = _go()
     out = os.path.abspath(out)
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -167,7 +169,8 @@ def build_go(out: str, go_package: str, cwd: str) -> None:
         zigcc.check_pyconfig(target)
         env = zigcc.go_env(target, env)
         env["CGO_CFLAGS"] = " ".join(zigcc.include_flags(target)) + " " + env.get("CGO_CFLAGS", "-O2")
-    cmd = [go, "build", "-trimpath", "-buildmode=c-shared", "-o", out, go_package]
+    cmd = [go, "build", "-trimpath", "-buildmode=c-shared", *(["-ldflags=-s -w"] if strip else []), "-o", out,
+           go_package]
     if ECHO:
         print(" ".join(cmd), flush=True)
     subprocess.run(cmd, cwd=cwd, env=env, check=True)
@@ -229,12 +232,12 @@ def write_stub(out: str) -> str | None:
     return path
 
 
-def build_with_stub(out: str, go_package: str, cwd: str) -> str | None:
+def build_with_stub(out: str, go_package: str, cwd: str, strip: bool = False) -> str | None:
     """build_go, then the stub of that very build beside it (write_stub). A
     cross build (a zig target) cannot be loaded here: its stub comes from a
     native build of the same package, into a temporary folder (the stub
     depends on the Go declarations, not on the target)."""
-    build_go(out, go_package, cwd)
+    build_go(out, go_package, cwd, strip)
     if not _target():
         return write_stub(out)
     import tempfile
@@ -290,7 +293,7 @@ class BuildGoExt(build_ext):
         out = self.get_ext_fullpath(ext.name)
         # The type stub of this very build goes next to the module (build_with_stub).
         try:
-            stub = build_with_stub(out, ext.go_package, os.getcwd())
+            stub = build_with_stub(out, ext.go_package, os.getcwd(), strip=True)  # a wheel: stripped
         except subprocess.CalledProcessError as e:
             # A distutils error: setup() prints "error: ..." after the
             # compiler's lines, with no traceback, and pip its summary.

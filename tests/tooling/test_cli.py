@@ -71,6 +71,11 @@ def test_an_empty_folder_to_a_wheel_and_a_compile_error(tmp_path):
     with zipfile.ZipFile(wheels[0]) as z:
         names = set(z.namelist())
         assert "def triple(" in z.read("mykern.pyi").decode()
+        so = z.read(next(n for n in names if n.endswith(".so")))
+    # The wheel's module is stripped (no symbol table, no DWARF); develop's is not.
+    assert b".symtab" not in so and b".debug_info" not in so
+    dev = (project / f"mykern{suffix}").read_bytes()
+    assert b".symtab" in dev and len(so) < 0.8 * len(dev), (len(so), len(dev))
     assert {"mykern-stubs/__init__.pyi", "mykern-stubs/py.typed"} <= names
     with tarfile.open(sdists[0]) as tar:  # everything a build from the sdist needs
         members = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}
