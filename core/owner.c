@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
+#include "aligned.h"
 #include "owner.h"
 #include "shape.h"
 
@@ -46,7 +47,7 @@ void gdl_owner_decref(gdl_owner* o) {
 
 /* --- C memory --------------------------------------------------------- */
 
-static void release_free(gdl_owner* o) { free(o); }
+static void release_aligned(gdl_owner* o) { gdl_aligned_free(o); }
 static void release_calloc(gdl_owner* o) { free(((void**)o)[-1]); }
 
 static gdl_owner* owner_alloc(uint64_t nbytes, int zeroed, void** data) {
@@ -64,9 +65,9 @@ static gdl_owner* owner_alloc(uint64_t nbytes, int zeroed, void** data) {
     ((void**)o)[-1] = raw; /* at least 16 bytes of slack before o */
     gdl_owner_init(o, release_calloc);
   } else {
-    o = aligned_alloc(GDL_ALIGN, (size_t)total);
+    o = gdl_aligned_alloc(GDL_ALIGN, (size_t)total);
     if (o == NULL) return NULL;
-    gdl_owner_init(o, release_free);
+    gdl_owner_init(o, release_aligned);
   }
   *data = (char*)o + GDL_ALIGN;
   return o;

@@ -123,13 +123,13 @@ static PyObject* mod_go_stats(PyObject* m, PyObject* unused) {
 }
 
 static PyObject* mod_is_cpu_accessible(PyObject* m, PyObject* arg) {
-  long t;
+  long long t; /* not long: 32 bits on Windows, where 2**31 would raise instead of answering False */
   if (PyTuple_Check(arg)) {
     DLDevice d;
     if (gdl_parse_device(arg, &d) != 0) return NULL;
     t = d.device_type;
   } else {
-    t = PyLong_AsLong(arg);
+    t = PyLong_AsLongLong(arg);
     if (t == -1 && PyErr_Occurred()) return NULL;
   }
   return PyBool_FromLong(t >= INT32_MIN && t <= INT32_MAX && gdl_cpu_accessible((int32_t)t));

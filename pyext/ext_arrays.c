@@ -9,6 +9,7 @@
  * temporary (C for a change of layout or alignment, NumPy for a change of
  * dtype or a non-array), which a written parameter gets copied back after
  * the call. */
+#include "aligned.h" /* core/ */
 #include "exchange.h"
 #include "ext.h"
 #include "ext_arrays.h"
@@ -623,7 +624,7 @@ static int take(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_va
   }
   int64_t n = count(d.shape, d.nd);
   size_t bytes = (size_t)n * st->isz;
-  st->tmp = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+  st->tmp = gdl_aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
   if (st->tmp == NULL) {
     PyErr_NoMemory();
     return -1;
@@ -721,7 +722,7 @@ void gdl_req_free(gdl_value* v) {
     Py_XDECREF(st->held);
     PyErr_Restore(type, value, tb);
   }
-  if (st->tmp != NULL) free(st->tmp);
+  if (st->tmp != NULL) gdl_aligned_free(st->tmp);
   gdl_mutex_lock(&pool_lock);
   int kept = npool < POOL;
   if (kept) pool[npool++] = st;

@@ -8,15 +8,22 @@ package base
 
 /*
 #cgo CFLAGS: -I${SRCDIR} -I${SRCDIR}/../../../include -I${SRCDIR}/../../../core -I${SRCDIR}/../../../capsule -O2 -Wall -Wno-unused-parameter -fvisibility=hidden
-// The CPython API is resolved when the interpreter loads the module: a
-// c-shared module may leave it undefined with gcc and zig alike, no flag
-// needed. The flag below only lets an executable (an extension's `go test`,
-// `go build ./...`) link without libpython; zig cc refuses it, and the release
-// wheel builds (tools/zigcc.py) set the tag godlpack_zigcc. LDFLAGS of every
-// linked package reach the final link, so this one place serves all layers.
-#cgo !godlpack_zigcc LDFLAGS: -Wl,--unresolved-symbols=ignore-all
+// The CPython API is resolved when the interpreter loads the module. LDFLAGS
+// of every linked package reach the final link, so this one place serves all
+// layers; per OS:
+//   - Linux: a c-shared module may leave it undefined with gcc and zig alike.
+//     The flag only lets an executable (an extension's `go test`, `go build
+//     ./...`) link without libpython; zig cc refuses it, and the release
+//     wheel builds (tools/zigcc.py) set the tag godlpack_zigcc.
+//   - macOS: undefined symbols are looked up in the loading process, as
+//     PyO3 and setuptools link extensions there.
+//   - Windows: every symbol must come from an import library of
+//     python3XY.dll, which depends on the Python built for: tools/zigcc.py
+//     passes it in CGO_LDFLAGS.
+#cgo linux,!godlpack_zigcc LDFLAGS: -Wl,--unresolved-symbols=ignore-all
+#cgo darwin LDFLAGS: -Wl,-undefined,dynamic_lookup
 #include <stdlib.h>
-extern const char* gdl_go_version; // sigchain.c
+extern const char* gdl_go_version; // sigchain.c (Linux), buildinfo.c
 */
 import "C"
 

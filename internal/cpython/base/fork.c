@@ -12,7 +12,8 @@
 static volatile int forked;
 static char module[128] = "godlpack"; /* the module that linked this layer, named in the refusal */
 
-static void on_fork_child(void) {
+/* unused on Windows, where MinGW's pthread_atfork is a macro that drops it (no fork there) */
+__attribute__((unused)) static void on_fork_child(void) {
   forked = 1;
   gdl_owner_forked(); /* Go-memory owners then leak instead of calling Go */
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 /* The Go runtimes loaded in the process, as Python sees them:
  * go_runtimes() (godlpack's and every extension's) and, at a module's
  * init, the SIGURG chain joined (sigchain.c) and a RuntimeWarning for any

@@ -1,3 +1,5 @@
+//go:build linux
+
 /* SIGURG for every Go runtime in the process (docs/runtimes.md).
  *
  * Each Go c-shared library brings its own runtime, and each installs its

@@ -1,4 +1,4 @@
-/* CUDA through the driver library, loaded with dlopen on first use, so the
+/* CUDA through the driver library, loaded on first use (dynlib.h), so the
  * module builds and imports anywhere and only GPU work needs a GPU: stream
  * synchronisation for exports (event record + stream wait) and host syncs
  * before the CPU reads device-written memory. Memory and copies: cudamem.c.
@@ -7,12 +7,12 @@
  * afterwards; memory allocated here holds its own reference until freed, so
  * godlpack never keeps a context alive that nothing of its uses.
  * tests/runtime/fakecuda is a stand-in driver that runs all of this without a GPU. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "cuda.h"
 #include "cudadrv.h"
+#include "dynlib.h"
 
 gdl_cu_table gdl_cu;
 
@@ -20,10 +20,11 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
   const char* path = getenv("GODLPACK_LIBCUDA"); /* override, e.g. for tests */
-  if (path == NULL || *path == 0) path = "libcuda.so.1";
-  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (path == NULL || *path == 0) path = gdl_cuda_driver_name;
+  char why[200];
+  void* lib = gdl_lib_open(path, why, sizeof why);
   if (lib == NULL) {
-    snprintf(gdl_cu.err, sizeof gdl_cu.err, "the CUDA driver library could not be loaded (%s)", dlerror());
+    snprintf(gdl_cu.err, sizeof gdl_cu.err, "the CUDA driver library could not be loaded (%s)", why);
     return;
   }
   struct {
@@ -55,7 +56,7 @@ static void load(void) {
       {(void**)&gdl_cu.CtxSynchronize, "cuCtxSynchronize"},
   };
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-    *syms[i].slot = dlsym(lib, syms[i].name);
+    *syms[i].slot = gdl_lib_sym(lib, syms[i].name);
     if (*syms[i].slot == NULL) {
       snprintf(gdl_cu.err, sizeof gdl_cu.err, "the CUDA driver library lacks %s", syms[i].name);
       return;

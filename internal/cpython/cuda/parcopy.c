@@ -6,8 +6,8 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
-#include <unistd.h>
 #include "cuda.h"
+#include "dynlib.h"
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -70,7 +70,8 @@ static void* worker(void* unused) {
 }
 
 /* After fork only the forking thread exists in the child: start again. */
-static void forget_workers(void) {
+/* unused on Windows, where MinGW's pthread_atfork is a macro that drops it (no fork there) */
+__attribute__((unused)) static void forget_workers(void) {
   pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
   pthread_cond_t c = PTHREAD_COND_INITIALIZER;
   busy = m;
@@ -83,7 +84,7 @@ static void forget_workers(void) {
 
 /* Called with mu held. */
 static void start_workers(void) {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  long long cpus = gdl_cpu_count();
   int want = (int)(cpus < 1 ? 0 : cpus > PAR_MAX ? PAR_MAX - 1 : cpus - 1);
   static int atfork;
   if (!atfork) atfork = pthread_atfork(NULL, NULL, forget_workers) == 0;
