@@ -106,6 +106,14 @@ _TYPES = {
     "SIZE_T": "size_t", "TIME_T": "time_t", "UINTPTR_T": "uintptr_t", "VOID_P": "void *",
     "WCHAR_T": "wchar_t", "_BOOL": "_Bool", "MAX_ALIGN_T": "max_align_t",
 }
+_WINDOWS_TYPES = {"HKEY": "HKEY"}
+# Facts of the Windows CPython (an MSVC build) that MinGW's headers, which zig
+# compiles with, state otherwise; each is used by no part of the C API that
+# godlpack or pyext calls, so the check skips them there, by name.
+_MSVC_ONLY = {
+    "ALIGNOF_MAX_ALIGN_T": "MSVC 8, MinGW 16; only CPython's own allocator reads it",
+    "SIZEOF_PID_T": "MSVC's pid_t is int, MinGW's 64 bits; only PyLong_FromPid/AsPid read it",
+}
 
 
 def _multiarch_pyconfig(include: str) -> str | None:
@@ -136,32 +144,117 @@ def include_flags(target: str, include: str | None = None) -> list[str]:
 
 
 def check_pyconfig(target: str, include: str | None = None) -> int:
-    """Compiles, for target, a check that this Python's pyconfig.h sizes and
-    alignments hold there and that byte order agrees. Returns the number of
-    facts checked; raises if one does not hold or is unknown."""
+    """Compiles, for target, a check that this Python's pyconfig.h (or the
+    one in include) sizes and alignments hold there and that byte order
+    agrees. Returns the number of facts checked; raises if one does not hold
+    or is unknown. Each fact is checked as the preprocessor sees it (Windows'
+    pyconfig.h defines sizes inside #if blocks)."""
     include = include or sysconfig.get_paths()["include"]
-    real = _multiarch_pyconfig(include) or os.path.join(include, "pyconfig.h")
+    windows = "windows" in target
+    real = (None if target in FOREIGN else _multiarch_pyconfig(include)) or os.path.join(include, "pyconfig.h")
     text = open(real, encoding="utf-8").read()
     lines = ['#include "pyconfig.h"', "#include <stddef.h>", "#include <stdint.h>", "#include <stdio.h>",
              "#include <sys/types.h>", "#include <pthread.h>", "#include <wchar.h>"]
-    n = 0
-    for kind, name, value in re.findall(r"^#define (SIZEOF|ALIGNOF)_(\w+) (\d+)", text, re.M):
-        if name not in _TYPES:
+    if windows:
+        lines.append("#include <windows.h>")
+    names = sorted(set(re.findall(r"^#\s*define (SIZEOF|ALIGNOF)_(\w+) ", text, re.M)))
+    names = [(k, n) for k, n in names if not (windows and f"{k}_{n}" in _MSVC_ONLY)]
+    for kind, name in names:
+        if name not in _TYPES and not (windows and name in _WINDOWS_TYPES):
             raise RuntimeError(f"pyconfig.h: {kind}_{name} names a type tools/zigcc.py does not know")
         op = "sizeof" if kind == "SIZEOF" else "_Alignof"
-        lines.append(f'_Static_assert({op}({_TYPES[name]}) == {value}, "{kind}_{name}");')
-        n += 1
+        typ = _TYPES.get(name) or _WINDOWS_TYPES[name]
+        lines += [f"#ifdef {kind}_{name}", f'_Static_assert({op}({typ}) == {kind}_{name}, "{kind}_{name}");', "#endif"]
     lines += ["#if defined(WORDS_BIGENDIAN) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)",
               '#error "pyconfig.h byte order differs from the target\'s"', "#endif"]
+    flags = [f"-I{include}"] if target in FOREIGN else include_flags(target, include)
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "pyconfig_check.c")
         with open(src, "w") as f:
             f.write("\n".join(lines) + "\n")
-        r = subprocess.run(cc(target) + ["-c", "-o", src + ".o", *include_flags(target, include), src],
-                           capture_output=True, text=True)
+        r = subprocess.run(cc(target) + ["-c", "-o", src + ".o", *flags, src], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{include}/pyconfig.h does not describe {target}:\n{r.stderr}")
-    return n + 1
+    return len(names) + 1
+
+
+# --- Windows and macOS ---------------------------------------------------
+# zig target -> (GOOS, GOARCH, the jar's classifier, the wheel's platform tag).
+# Each target's headers come from its own CPython (tools/crossdeps.py).
+FOREIGN = {
+    "x86_64-windows-gnu": ("windows", "amd64", "windows-x86_64", "win_amd64"),
+    "aarch64-macos.12.0": ("darwin", "arm64", "macosx-arm64", "macosx_12_0_arm64"),
+    "x86_64-macos.12.0": ("darwin", "amd64", "macosx-x86_64", "macosx_12_0_x86_64"),
+}
+
+
+def _crossdeps():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        import crossdeps  # type: ignore[import-not-found]
+    finally:
+        sys.path.pop(0)
+    return crossdeps
+
+
+def foreign(target: str) -> str:
+    """A Windows or macOS target (zig triple or wheel platform tag) -> its zig target."""
+    t = target.strip()
+    for zt, (_, _, _, plat) in FOREIGN.items():
+        if t in (zt, plat):
+            return zt
+    raise ValueError(f"unsupported target {target!r}: use one of {', '.join(FOREIGN)} "
+                     f"(or {', '.join(v[3] for v in FOREIGN.values())})")
+
+
+def foreign_pythons(target: str) -> list[str]:
+    """The CPython versions (3.X) target has headers for."""
+    return [v.rsplit(".", 1)[0] for v in _crossdeps().VERSIONS[FOREIGN[foreign(target)][2]]]
+
+
+def foreign_ext_suffix(target: str, python: str) -> str:
+    """The extension suffix for CPython python (3.X) on target."""
+    xy = python.replace(".", "")
+    return f".cp{xy}-win_amd64.pyd" if FOREIGN[foreign(target)][0] == "windows" else f".cpython-{xy}-darwin.so"
+
+
+def foreign_wheel_tag(target: str, python: str) -> str:
+    """cp3XY-cp3XY-<platform>: the wheel tag for CPython python on target."""
+    xy = python.replace(".", "")
+    return f"cp{xy}-cp{xy}-{FOREIGN[foreign(target)][3]}"
+
+
+def foreign_libpython(target: str, python: str) -> str:
+    """The target's real python3XY.dll or libpython3.X.dylib (for export checks)."""
+    cls = FOREIGN[foreign(target)][2]
+    d = _crossdeps()
+    return d.libpython(cls, d.full_version(cls, python))
+
+
+def cross_go_env(target: str, python: str, env: dict[str, str]) -> dict[str, str]:
+    """env for `go build -buildmode=c-shared` of a Go extension for CPython
+    python (3.X) on a Windows or macOS target: zig for the target, the
+    target's own headers (fetched and cached, pyconfig.h checked first with
+    check_pyconfig), and what its link needs (Windows: the import library of
+    python3XY.dll; macOS: the CoreFoundation and libresolv stubs). The
+    extension file is named with foreign_ext_suffix; the wheel is tagged
+    foreign_wheel_tag."""
+    target = foreign(target)
+    goos, goarch, cls, _ = FOREIGN[target]
+    d = _crossdeps()
+    include = d.include_dir(cls, d.full_version(cls, python))
+    check_pyconfig(target, include)
+    if goos == "windows":
+        link = f"-L{d.import_lib_dir(zig(), python)} -lpython{python.replace('.', '')}"
+    else:
+        stubs = d.macos_stubs()
+        link = f"-F{stubs} -L{stubs}"
+    env = dict(env, CC=" ".join(cc(target)), CGO_ENABLED="1", GOOS=goos, GOARCH=goarch)
+    env.pop("CXX", None)
+    env["CGO_CFLAGS"] = f"-I{include} " + env.get("CGO_CFLAGS", "-O2")
+    env["CGO_LDFLAGS"] = (env.get("CGO_LDFLAGS", "") + " " + link).strip()
+    env["GOFLAGS"] = f"{env.get('GOFLAGS', '')} -tags={GO_TAG}".strip()
+    return env
 
 
 def build_wheels(project: str, wheelhouse: str, archs: list[str]) -> list[str]:

@@ -1,0 +1,176 @@
+"""Windows and macOS from this Linux machine: tools/zigcc.py's foreign
+targets (names, suffixes, wheel tags, each target's own pyconfig.h),
+tools/cross.py's static checks (each refuses what it must, on small
+binaries made here with zig), and the Go build-information reader that finds
+Go runtimes on Windows and macOS. `make cross` builds and checks the real
+extensions (godlpack's module and tests/pyext/opmod) for every target."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+os.environ.setdefault("GODLPACK_CROSS_CACHE", os.path.join(ROOT, ".crosscache"))
+_spec = importlib.util.spec_from_file_location("cross", os.path.join(ROOT, "tools", "cross.py"))
+cross = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cross)
+zigcc = cross.zigcc
+
+WIN, MAC_ARM, MAC_X86 = "x86_64-windows-gnu", "aarch64-macos.12.0", "x86_64-macos.12.0"
+needs_llvm = pytest.mark.skipif(not any(shutil.which(t) for t in ("llvm-objdump", "llvm-objdump-14")),
+                                reason="needs Debian's llvm: make cross-deps")
+
+
+@pytest.mark.parametrize("given, want", [
+    ("win_amd64", WIN), (WIN, WIN), ("macosx_12_0_arm64", MAC_ARM), (MAC_X86, MAC_X86),
+])
+def test_foreign_targets_by_triple_or_wheel_platform(given, want):
+    assert zigcc.foreign(given) == want
+
+
+@pytest.mark.parametrize("bad", ["x86_64-linux-gnu.2.17", "aarch64-macos", "arm64-windows", ""])
+def test_other_foreign_targets_are_refused(bad):
+    with pytest.raises(ValueError, match="unsupported target"):
+        zigcc.foreign(bad)
+
+
+def test_suffixes_tags_and_pythons_follow_the_target():
+    assert zigcc.foreign_ext_suffix(WIN, "3.13") == ".cp313-win_amd64.pyd"
+    assert zigcc.foreign_ext_suffix(MAC_ARM, "3.14") == ".cpython-314-darwin.so"
+    assert zigcc.foreign_wheel_tag(MAC_X86, "3.11") == "cp311-cp311-macosx_12_0_x86_64"
+    assert zigcc.foreign_wheel_tag("win_amd64", "3.12") == "cp312-cp312-win_amd64"
+    assert zigcc.foreign_pythons(WIN) == ["3.11", "3.12", "3.13", "3.14"]
+    assert zigcc.foreign_pythons(MAC_ARM) == ["3.13", "3.14"]
+    with pytest.raises(ValueError, match="no CPython 3.12 headers for macosx-arm64"):
+        zigcc.cross_go_env(MAC_ARM, "3.12", {})
+
+
+@pytest.mark.parametrize("target", [WIN, MAC_ARM, MAC_X86])
+def test_each_targets_own_pyconfig_holds_there(target):
+    env = zigcc.cross_go_env(target, "3.13", {"PATH": os.environ["PATH"]})
+    goos, goarch = zigcc.FOREIGN[target][:2]
+    assert (env["GOOS"], env["GOARCH"], env["CGO_ENABLED"]) == (goos, goarch, "1")
+    assert f"-target {target}" in env["CC"] and "-tags=godlpack_zigcc" in env["GOFLAGS"]
+    include = env["CGO_CFLAGS"].split()[0][2:]
+    assert os.path.isfile(os.path.join(include, "pyconfig.h"))
+    if goos == "windows":
+        lib_dir = env["CGO_LDFLAGS"].split()[0][2:]
+        assert os.path.isfile(os.path.join(lib_dir, "libpython313.a")) and "-lpython313" in env["CGO_LDFLAGS"]
+    else:
+        stubs = env["CGO_LDFLAGS"].split()[0][2:]
+        assert os.path.isfile(os.path.join(stubs, "CoreFoundation.framework", "CoreFoundation.tbd"))
+
+
+def test_the_linux_pyconfig_does_not_describe_macos():
+    # the reason each target needs its own headers (platform-facts.md)
+    linux = os.path.join(ROOT, ".crosscache", "linux-pyconfig")
+    os.makedirs(linux, exist_ok=True)
+    import sysconfig
+    real = zigcc._multiarch_pyconfig(sysconfig.get_paths()["include"]) or os.path.join(
+        sysconfig.get_paths()["include"], "pyconfig.h")
+    shutil.copyfile(real, os.path.join(linux, "pyconfig.h"))
+    with pytest.raises(RuntimeError, match="SIZEOF_LONG_DOUBLE|SIZEOF_FPOS_T|SIZEOF_PTHREAD_KEY_T"):
+        zigcc.check_pyconfig(MAC_ARM, linux)
+
+
+def _zig_cc(target: str, tmp, src: str, out: str, *flags: str) -> str:
+    c = tmp / "m.c"
+    c.write_text(src)
+    path = str(tmp / out)
+    subprocess.run(zigcc.cc(target) + ["-shared", "-O1", "-o", path, str(c), *flags], check=True,
+                   capture_output=True)
+    return path
+
+
+WIN_SRC = """
+__declspec(dllimport) int Py_IsInitialized(void);
+__declspec(dllimport) int MessageBoxA(void*, const char*, const char*, unsigned);
+__declspec(dllexport) void* PyInit_m(void) { return (void*)(long long)(Py_IsInitialized() + %s); }
+"""
+
+
+@needs_llvm
+def test_windows_check_passes_a_pyd_that_imports_only_python(tmp_path):
+    lib = zigcc._crossdeps().import_lib_dir(zigcc.zig(), "3.13")
+    pyd = _zig_cc(WIN, tmp_path, WIN_SRC % "0", "m.pyd", f"-L{lib}", "-lpython313")
+    assert cross.problems(pyd, "win_amd64", "3.13", "m") == []
+    assert cross.problems(pyd, "win_amd64", "3.13", "other") == ["does not export PyInit_other"]
+
+
+@needs_llvm
+def test_windows_check_refuses_other_dlls_and_names_python_lacks(tmp_path):
+    fake = tmp_path / "python313.def"
+    fake.write_text("LIBRARY python313.dll\nEXPORTS\nPy_IsInitialized\n")
+    subprocess.run([zigcc.zig(), "dlltool", "-m", "i386:x86-64", "-d", str(fake), "-l",
+                    str(tmp_path / "libpython313.a")], check=True)
+    src = WIN_SRC.replace("Py_IsInitialized", "PyNot_AThing") % "MessageBoxA(0, 0, 0, 0)"
+    fake.write_text("LIBRARY python313.dll\nEXPORTS\nPyNot_AThing\n")
+    subprocess.run([zigcc.zig(), "dlltool", "-m", "i386:x86-64", "-d", str(fake), "-l",
+                    str(tmp_path / "libpython313.a")], check=True)
+    pyd = _zig_cc(WIN, tmp_path, src, "m.pyd", f"-L{tmp_path}", "-lpython313", "-luser32")
+    bad = cross.problems(pyd, "win_amd64", "3.13", "m")
+    assert "imports PyNot_AThing from python313.dll, which does not export it" in bad
+    assert "imports from USER32.dll, not part of Windows' KERNEL32 or UCRT" in bad
+
+
+MAC_SRC = """
+int Py_IsInitialized(void);
+int %s(void);
+__attribute__((visibility("default"))) void* PyInit_m(void) { return (void*)(long)(Py_IsInitialized() + %s()); }
+"""
+
+
+@needs_llvm
+@pytest.mark.parametrize("target", [MAC_ARM, MAC_X86])
+def test_macos_check_binds_only_what_libpython_exports(tmp_path, target):
+    ok = _zig_cc(target, tmp_path, MAC_SRC % ("getpid", "getpid"), "ok.so", "-Wl,-undefined,dynamic_lookup")
+    assert cross.problems(ok, target, "3.13", "m") == []
+    bad = _zig_cc(target, tmp_path, MAC_SRC % ("PyNot_AThing", "PyNot_AThing"), "bad.so",
+                  "-Wl,-undefined,dynamic_lookup")
+    assert cross.problems(bad, target, "3.13", "m") == [
+        "binds _PyNot_AThing, which libpython3.13.dylib does not export"]
+
+
+@needs_llvm
+def test_macos_check_states_the_minimum_os_and_the_module(tmp_path):
+    newer = _zig_cc("x86_64-macos.13.0", tmp_path, MAC_SRC % ("getpid", "getpid"), "m.so",
+                    "-Wl,-undefined,dynamic_lookup")
+    assert cross.problems(newer, MAC_X86, "3.13", "n") == [
+        "states minimum macOS ['13.0'], want ['12.0']", "does not export _PyInit_n"]
+
+
+def test_go_runtimes_are_found_by_their_build_information(tmp_path):
+    """internal/cpython/base/buildinfo.c (Windows and macOS) on this
+    machine: it finds the Go version in a Go binary and nothing in a C one."""
+    base = os.path.join(ROOT, "internal", "cpython", "base")
+    driver = tmp_path / "drv.c"
+    driver.write_text("""
+#include <stdio.h>
+#include <stdlib.h>
+#include "goimage.h"
+int main(int argc, char** argv) {
+  FILE* f = fopen(argv[1], "rb");
+  static unsigned char buf[64 << 20];
+  size_t n = fread(buf, 1, sizeof buf, f);
+  char v[64];
+  if (!gdl_go_buildinfo(buf, n, v, sizeof v)) return 3;
+  printf("%s", v);
+  return 0;
+}
+""")
+    exe = str(tmp_path / "drv")
+    subprocess.run(zigcc.cc("x86_64-linux-gnu.2.17") + ["-O1", f"-I{base}", "-o", exe, str(driver),
+                                                        os.path.join(base, "buildinfo.c")], check=True)
+    go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True, check=True).stdout.strip()
+    gobin = tmp_path / "hello"
+    (tmp_path / "hello.go").write_text("package main\nfunc main() {}\n")
+    subprocess.run(["go", "build", "-o", str(gobin), str(tmp_path / "hello.go")], check=True, cwd=tmp_path,
+                   env=dict(os.environ, GOFLAGS="-buildvcs=false", GO111MODULE="off"))
+    assert subprocess.run([exe, str(gobin)], capture_output=True, text=True).stdout == go
+    assert subprocess.run([exe, exe]).returncode == 3  # a C program holds no Go runtime
