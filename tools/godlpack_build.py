@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -149,11 +150,66 @@ def _check_native(go: str, env: dict[str, str], cwd: str) -> None:
                            f"install one (Debian/Ubuntu: apt install gcc) or set CC")
 
 
+def _installed_go_source() -> str | None:
+    """The Go source of the godlpack this Python can import (None where it
+    can import none, as in pip's isolated build of a project)."""
+    try:
+        import godlpack  # type: ignore[import-not-found]
+
+        src = godlpack.get_go_source()
+    except (ImportError, AttributeError, OSError):
+        return None
+    return src if os.path.isfile(os.path.join(src, "go.mod")) else None
+
+
+def _workspace(cwd: str, src: str, tmp: str) -> str:
+    """A go.work in tmp: the module in cwd, with github.com/godlpack/godlpack
+    replaced by src. A workspace's replace overrides the module's own, so a
+    project whose go.mod names a path of another machine (a moved folder,
+    another venv, an older godlpack's absolute path) builds against the
+    godlpack at hand; the project keeps no path of this machine."""
+    with open(os.path.join(cwd, "go.mod"), encoding="utf-8") as f:
+        m = re.search(r"^go (\S+)", f.read(), re.M)
+    with open(os.path.join(src, "go.mod"), encoding="utf-8") as f:
+        s = re.search(r"^go (\S+)", f.read(), re.M)
+    versions = [v.group(1) for v in (m, s) if v]
+    go = max(versions, key=lambda v: tuple(int(x) for x in re.findall(r"\d+", v))) if versions else "1.26"
+    path = os.path.join(tmp, "go.work")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"go {go}\n\nuse {os.path.abspath(cwd)}\n\nreplace github.com/godlpack/godlpack => {src}\n")
+    return path
+
+
 def build_go(out: str, go_package: str, cwd: str, strip: bool = False) -> None:
     """Builds go_package (run in cwd, a Go module) as the extension file out;
     strip (wheels): without Go's symbol table and DWARF (-ldflags=-s -w),
     about half the size; the dynamic symbols and Go's own tracebacks stay."""
     go, env = _go()
+    src = _installed_go_source()
+    if src and _needs_godlpack(cwd) and "GOWORK" not in os.environ:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="godlpack-work-") as tmp:
+            env["GOWORK"] = _workspace(cwd, src, tmp)
+            # A workspace takes no -mod=mod: its replace is the one that counts.
+            flags = [f for f in env.get("GOFLAGS", "-buildvcs=false").split() if not f.startswith("-mod=")]
+            env["GOFLAGS"] = " ".join(flags) or "-buildvcs=false"
+            return _build_go(go, env, out, go_package, cwd, strip)
+    _build_go(go, env, out, go_package, cwd, strip)
+
+
+def _needs_godlpack(cwd: str) -> bool:
+    """Whether cwd is a Go module that requires godlpack (not godlpack's own)."""
+    try:
+        with open(os.path.join(cwd, "go.mod"), encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return False
+    own = re.search(r"^module\s+github\.com/godlpack/godlpack\s*$", text, re.M)
+    return not own and "github.com/godlpack/godlpack" in text
+
+
+def _build_go(go: str, env: dict[str, str], out: str, go_package: str, cwd: str, strip: bool) -> None:
     out = os.path.abspath(out)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     env["CGO_ENABLED"] = "1"

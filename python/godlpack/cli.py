@@ -120,12 +120,18 @@ def cmd_stub(args: argparse.Namespace) -> int:
 
 
 def _pep517(project: str) -> ModuleType:
-    """The project's PEP 517 backend as pyproject.toml names it (backend-path first)."""
+    """The project's PEP 517 backend as pyproject.toml names it (backend-path
+    first); for godlpack's (godlpack_build), this godlpack's, never the
+    project's copy in _build/: a project made by an older godlpack builds
+    with this one (its setup.py's `from godlpack_build import` finds it in
+    sys.modules)."""
     import tomllib
 
     with open(os.path.join(project, "pyproject.toml"), "rb") as f:
         system = tomllib.load(f).get("build-system", {})
     name = system.get("build-backend", "setuptools.build_meta:__legacy__").split(":")[0]
+    if name == "godlpack_build":
+        return backend()
     for p in reversed(system.get("backend-path", [])):
         sys.path.insert(0, os.path.join(os.path.abspath(project), p))
     sys.modules.pop(name, None)

@@ -237,3 +237,54 @@ def test_missing_python_headers_are_one_sentence(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match=rf"^building a Go extension needs Python's C headers, and {tmp_path} "
                                            r"has no Python.h: install them \(Debian/Ubuntu: apt install python3-dev"):
         b._check_native("go", dict(os.environ), str(tmp_path))
+
+
+# The scaffold as it was before the godlpack command (its projects keep
+# _build/ and an absolute replace in go.mod): such projects must build with
+# this godlpack.
+OLD_SCAFFOLD = "a319510"
+
+
+def test_a_project_of_an_older_godlpack_moved_elsewhere_builds_with_this_one(tmp_path):
+    """A project made by the previous scaffold, moved to another folder, its
+    go.mod's replace naming a venv of another machine: `develop` and `build`
+    build it against this godlpack's Go source (a go.work replace made at
+    build time) with its backend (not the project's _build/ copy), with no
+    edit; develop runs under a fresh venv's Python."""
+    import importlib.util
+    import shutil
+
+    r = subprocess.run(["git", "show", f"{OLD_SCAFFOLD}:python/godlpack/scaffold.py"], cwd=ROOT, capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        pytest.skip("no git history here (an unpacked sdist)")
+    (tmp_path / "old_scaffold.py").write_text(r.stdout)
+    spec = importlib.util.spec_from_file_location("godlpack._old_scaffold", tmp_path / "old_scaffold.py")
+    old = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(old)
+    old.new("oldkern", str(tmp_path / "made"))
+    moved = tmp_path / "elsewhere" / "oldkern"
+    shutil.copytree(tmp_path / "made", moved)
+    shutil.rmtree(tmp_path / "made")
+    gomod = (moved / "go.mod").read_text()
+    gomod = re.sub(r"^replace github.com/godlpack/godlpack => .*$",
+                   "replace github.com/godlpack/godlpack => /home/someone/.venv/lib/python3.12/site-packages/godlpack/go",
+                   gomod, flags=re.M)
+    (moved / "go.mod").write_text(gomod)
+    before = {p.name: p.read_bytes() for p in moved.iterdir() if p.is_file()}
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    py = str(venv / "bin" / "python")
+    env = child_env(GOFLAGS="-buildvcs=false")  # this tree's godlpack, NumPy on PYTHONPATH
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python"), os.path.dirname(os.path.dirname(
+        __import__("numpy").__file__))])
+    r = subprocess.run([py, "-m", "godlpack", "develop"], cwd=moved, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run([py, "-c", "import numpy as np, oldkern; x = np.ones(2); oldkern.scale(x); print(x.tolist())"],
+                       cwd=moved, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "[2.0, 2.0]", r.stdout + r.stderr
+    godlpack("build", cwd=moved)
+    assert len(list((moved / "dist").glob("*.whl"))) == 1
+    assert {p.name: p.read_bytes() for p in moved.iterdir() if p.is_file() and p.name in before} == before  # no edit
