@@ -85,9 +85,14 @@ def _build(out: str, project: str) -> str | None:
 
 def cmd_develop(args: argparse.Namespace) -> int:
     name = module_of(args.project)
-    dest = os.path.abspath(args.dest or args.project)
+    if args.venv and "." in name:
+        raise BuildError(f"godlpack develop --venv: {name} is a submodule of a package: install the package "
+                         "(pip install -e .) or develop in place")
+    dest = os.path.abspath(sysconfig.get_paths()["platlib"] if args.venv else args.dest or args.project)
     out = os.path.join(dest, *name.split(".")) + sysconfig.get_config_var("EXT_SUFFIX")
-    _build(out, args.project)
+    stub = _build(out, args.project)
+    if args.venv and stub is not None:  # PEP 561: the stub-only package mypy reads in site-packages
+        backend().ship_stub(stub, dest, "")
     stub = os.path.splitext(os.path.splitext(out)[0])[0] + ".pyi"
     print(f"built {os.path.relpath(out)} and {os.path.relpath(stub)}: `import {name}` from {os.path.relpath(dest)}",
           flush=True)
@@ -194,6 +199,7 @@ def parser() -> argparse.ArgumentParser:
     d = verb("develop", "Build the project in place (NAME.so and NAME.pyi in the project folder) for an edit-import loop.")
     d.add_argument("project", nargs="?", default=".")
     d.add_argument("--dest", help="the folder to build into (default: the project's)")
+    d.add_argument("--venv", action="store_true", help="into this Python's site-packages (the active venv)")
     d.set_defaults(run=cmd_develop)
     b = verb("build", "Build the project's wheel and sdist into dist/.")
     b.add_argument("project", nargs="?", default=".")

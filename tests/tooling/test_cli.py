@@ -288,3 +288,26 @@ def test_a_project_of_an_older_godlpack_moved_elsewhere_builds_with_this_one(tmp
     godlpack("build", cwd=moved)
     assert len(list((moved / "dist").glob("*.whl"))) == 1
     assert {p.name: p.read_bytes() for p in moved.iterdir() if p.is_file() and p.name in before} == before  # no edit
+
+
+def test_develop_venv_builds_into_the_active_venvs_site_packages(tmp_path):
+    """`develop --venv`: the module, its stub and the PEP 561 stub package in
+    the running Python's site-packages, importable from any folder."""
+    godlpack("new", "venvkern", cwd=tmp_path)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    py = str(venv / "bin" / "python")
+    env = child_env(GOFLAGS="-buildvcs=false")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python"), os.path.dirname(os.path.dirname(
+        __import__("numpy").__file__))])
+    r = subprocess.run([py, "-m", "godlpack", "develop", "--venv"], cwd=tmp_path / "venvkern", env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"], env=env,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert {"venvkern.pyi", "venvkern-stubs"} <= set(os.listdir(site))
+    assert os.path.isfile(os.path.join(site, "venvkern-stubs", "py.typed"))
+    r = subprocess.run([py, "-c", "import venvkern; print(venvkern.__file__)"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith(site), r.stdout + r.stderr
+    assert not list((tmp_path / "venvkern").glob("*.so"))  # nothing in the project folder
