@@ -192,6 +192,8 @@ def test_new_refuses_bad_names_and_non_empty_folders(tmp_path):
     assert "godlpack " + __import__("godlpack").__version__ in files["_build/godlpack_build.py"]
     # The zig targets (release wheels, README) come along with the backend.
     assert "def normalize(" in files["_build/zigcc.py"] and "import zigcc" in files["_build/godlpack_build.py"]
+    # zigcc's Windows/macOS targets import crossdeps from beside it.
+    assert ("import crossdeps" not in files["_build/zigcc.py"]) or "_build/crossdeps.py" in files
     assert "//export PyInit_k\n" in files["main.go"] and "github.com/stretchr/testify" in files["go.sum"]
 
 
