@@ -195,7 +195,24 @@ def build_go(out: str, go_package: str, cwd: str, strip: bool = False) -> None:
             flags = [f for f in env.get("GOFLAGS", "-buildvcs=false").split() if not f.startswith("-mod=")]
             env["GOFLAGS"] = " ".join(flags) or "-buildvcs=false"
             return _build_go(go, env, out, go_package, cwd, strip)
+    _check_replace(cwd)
     _build_go(go, env, out, go_package, cwd, strip)
+
+
+def _check_replace(cwd: str) -> None:
+    """One sentence where go.mod's replace of godlpack names a folder that is
+    not here (the project moved, or its venv is gone) and no godlpack can be
+    imported to build against instead."""
+    try:
+        with open(os.path.join(cwd, "go.mod"), encoding="utf-8") as f:
+            m = re.search(r"^replace\s+github\.com/godlpack/godlpack\s+=>\s+(\S+)\s*$", f.read(), re.M)
+    except FileNotFoundError:
+        return
+    if m and os.path.isabs(m.group(1)) and not os.path.isdir(m.group(1)):
+        raise RuntimeError(f"go.mod's replace line names {m.group(1)}, which is not on this machine (the project "
+                           "moved, or the venv that made it is gone): build with `godlpack build` or `godlpack "
+                           "develop` from a venv with godlpack, which need no edit, or point that line at the output "
+                           "of python -c \"import godlpack; print(godlpack.get_go_source())\"")
 
 
 def _needs_godlpack(cwd: str) -> bool:
@@ -386,4 +403,9 @@ def ship_stub(stub: str, where: str, package: str) -> None:
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit("usage: python tools/godlpack_build.py OUT GO_PACKAGE")
-    build_with_stub(sys.argv[1], sys.argv[2], os.getcwd())
+    try:
+        build_with_stub(sys.argv[1], sys.argv[2], os.getcwd())
+    except subprocess.CalledProcessError as e:  # the compiler's lines are above
+        sys.exit(f"go build failed (exit {e.returncode}): the compiler's messages are above.")
+    except RuntimeError as e:  # a missing toolchain, compiler, headers or godlpack source: one sentence
+        sys.exit(str(e))

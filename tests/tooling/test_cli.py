@@ -311,3 +311,24 @@ def test_develop_venv_builds_into_the_active_venvs_site_packages(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith(site), r.stdout + r.stderr
     assert not list((tmp_path / "venvkern").glob("*.so"))  # nothing in the project folder
+
+
+def test_a_moved_project_built_without_godlpack_is_one_sentence(tmp_path):
+    """Where no godlpack can be imported (pip's isolated build), a go.mod
+    replace naming a folder that is not here is one sentence saying what
+    to do, not Go's error."""
+    godlpack("new", "mykern", cwd=tmp_path)
+    project = tmp_path / "mykern"
+    gomod = (project / "go.mod").read_text()
+    (project / "go.mod").write_text(re.sub(r"^replace github.com/godlpack/godlpack => .*$",
+                                           "replace github.com/godlpack/godlpack => /gone/venv/godlpack/go", gomod,
+                                           flags=re.M))
+    env = {k: v for k, v in child_env().items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-I", "-c", "import godlpack"], env=env, capture_output=True)
+    if r.returncode == 0:
+        pytest.skip("godlpack is installed in this Python: the build would use it")
+    r = subprocess.run([sys.executable, "_build/godlpack_build.py", "out.so", "."], cwd=project, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "go.mod's replace line names /gone/venv/godlpack/go, which is not on this machine" \
+        in r.stderr, r
+    assert r.stderr.startswith("go.mod's replace line") and "Traceback" not in r.stderr, r.stderr
