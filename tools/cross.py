@@ -55,7 +55,9 @@ def build(target: str, python: str, name: str, out: str, package: str, cwd: str 
     os.makedirs(out, exist_ok=True)
     path = os.path.join(os.path.abspath(out), name + zigcc.foreign_ext_suffix(target, python))
     go = shutil.which("go") or "go"
-    r = subprocess.run([go, "build", "-trimpath", "-buildmode=c-shared", "-o", path, package], cwd=cwd, env=env,
+    # stripped, as the Linux release wheels are (-s -w: no symbol table, no DWARF)
+    r = subprocess.run([go, "build", "-trimpath", "-buildmode=c-shared", "-ldflags=-s -w", "-o", path, package],
+                       cwd=cwd, env=env,
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"go build {package} for {target}, CPython {python} failed:\n{r.stderr}")

@@ -3,7 +3,7 @@ once and cached (tools/zigcc.py's foreign targets use it):
 
 - each target's own CPython headers and pyconfig.h, and the real
   python3XY.dll / libpython3.X.dylib (for export checks): from the Maven
-  Central jars org.bytedeco:cpython:<version>-1.5.12 (classifiers
+  Central jars org.bytedeco:cpython:<version>-<release> (classifiers
   windows-x86_64, macosx-x86_64, macosx-arm64), plain HTTPS download of the
   repository's standard layout, or `mvn dependency:get` where $GODLPACK_MVN=1;
 - the Windows import library of python3XY.dll: made by `zig dlltool` from
@@ -23,7 +23,8 @@ import tempfile
 import urllib.request
 import zipfile
 
-BYTEDECO = "1.5.12"
+# Each CPython version is in one release of the jars.
+BYTEDECO = {"3.11.3": "1.5.9", "3.12.1": "1.5.10", "3.13.5": "1.5.12", "3.14.3": "1.5.13"}
 # The CPython versions the jars hold, per classifier.
 VERSIONS = {
     "windows-x86_64": ["3.11.3", "3.12.1", "3.13.5", "3.14.3"],
@@ -58,19 +59,20 @@ def _download(url: str, dest: str) -> None:
 
 def jar(classifier: str, version: str) -> str:
     """The cached jar of CPython version for classifier, fetched if missing."""
-    name = f"cpython-{version}-{BYTEDECO}-{classifier}.jar"
+    release = BYTEDECO[version]
+    name = f"cpython-{version}-{release}-{classifier}.jar"
     dest = os.path.join(cache(), "jars", name)
     if os.path.isfile(dest):
         return dest
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     if os.environ.get("GODLPACK_MVN") == "1" and shutil.which("mvn"):
         subprocess.run(["mvn", "-q", "dependency:get",
-                        f"-Dartifact=org.bytedeco:cpython:{version}-{BYTEDECO}:jar:{classifier}"], check=True)
+                        f"-Dartifact=org.bytedeco:cpython:{version}-{release}:jar:{classifier}"], check=True)
         m2 = os.path.join(os.path.expanduser("~"), ".m2", "repository", "org", "bytedeco", "cpython",
-                          f"{version}-{BYTEDECO}", name)
+                          f"{version}-{release}", name)
         shutil.copyfile(m2, dest)
     else:
-        _download(f"{REPOSITORY}/org/bytedeco/cpython/{version}-{BYTEDECO}/{name}", dest)
+        _download(f"{REPOSITORY}/org/bytedeco/cpython/{version}-{release}/{name}", dest)
     return dest
 
 

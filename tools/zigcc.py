@@ -167,7 +167,7 @@ def check_pyconfig(target: str, include: str | None = None) -> int:
         lines += [f"#ifdef {kind}_{name}", f'_Static_assert({op}({typ}) == {kind}_{name}, "{kind}_{name}");', "#endif"]
     lines += ["#if defined(WORDS_BIGENDIAN) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)",
               '#error "pyconfig.h byte order differs from the target\'s"', "#endif"]
-    flags = [f"-I{include}"] if target in FOREIGN else include_flags(target, include)
+    flags = [f"-I{include}", *_FOREIGN_DEFINES.get(target, [])] if target in FOREIGN else include_flags(target, include)
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "pyconfig_check.c")
         with open(src, "w") as f:
@@ -186,6 +186,12 @@ FOREIGN = {
     "aarch64-macos.12.0": ("darwin", "arm64", "macosx-arm64", "macosx_12_0_arm64"),
     "x86_64-macos.12.0": ("darwin", "amd64", "macosx-x86_64", "macosx_12_0_x86_64"),
 }
+
+
+# CPython 3.11's Windows pyconfig.h defines MS_WIN64 only under MSVC (3.12
+# for every compiler): without it, MinGW reads the 32-bit sizes. Empty, as
+# pyconfig.h defines it, so that the two definitions agree.
+_FOREIGN_DEFINES = {"x86_64-windows-gnu": ["-DMS_WIN64="]}
 
 
 def _crossdeps():
@@ -251,7 +257,7 @@ def cross_go_env(target: str, python: str, env: dict[str, str]) -> dict[str, str
         link = f"-F{stubs} -L{stubs}"
     env = dict(env, CC=" ".join(cc(target)), CGO_ENABLED="1", GOOS=goos, GOARCH=goarch)
     env.pop("CXX", None)
-    env["CGO_CFLAGS"] = f"-I{include} " + env.get("CGO_CFLAGS", "-O2")
+    env["CGO_CFLAGS"] = " ".join([f"-I{include}", *_FOREIGN_DEFINES.get(target, []), env.get("CGO_CFLAGS", "-O2")])
     env["CGO_LDFLAGS"] = (env.get("CGO_LDFLAGS", "") + " " + link).strip()
     env["GOFLAGS"] = f"{env.get('GOFLAGS', '')} -tags={GO_TAG}".strip()
     return env

@@ -51,9 +51,10 @@ def test_suffixes_tags_and_pythons_follow_the_target():
         zigcc.cross_go_env(MAC_ARM, "3.12", {})
 
 
-@pytest.mark.parametrize("target", [WIN, MAC_ARM, MAC_X86])
-def test_each_targets_own_pyconfig_holds_there(target):
-    env = zigcc.cross_go_env(target, "3.13", {"PATH": os.environ["PATH"]})
+@pytest.mark.parametrize("target, python", [(WIN, "3.11"), (WIN, "3.13"), (MAC_ARM, "3.13"), (MAC_X86, "3.13")])
+def test_each_targets_own_pyconfig_holds_there(target, python):
+    # 3.11's Windows pyconfig.h reads 32-bit sizes under MinGW unless MS_WIN64 is given
+    env = zigcc.cross_go_env(target, python, {"PATH": os.environ["PATH"]})
     goos, goarch = zigcc.FOREIGN[target][:2]
     assert (env["GOOS"], env["GOARCH"], env["CGO_ENABLED"]) == (goos, goarch, "1")
     assert f"-target {target}" in env["CC"] and "-tags=godlpack_zigcc" in env["GOFLAGS"]
@@ -61,7 +62,8 @@ def test_each_targets_own_pyconfig_holds_there(target):
     assert os.path.isfile(os.path.join(include, "pyconfig.h"))
     if goos == "windows":
         lib_dir = env["CGO_LDFLAGS"].split()[0][2:]
-        assert os.path.isfile(os.path.join(lib_dir, "libpython313.a")) and "-lpython313" in env["CGO_LDFLAGS"]
+        xy = python.replace(".", "")
+        assert os.path.isfile(os.path.join(lib_dir, f"libpython{xy}.a")) and f"-lpython{xy}" in env["CGO_LDFLAGS"]
     else:
         stubs = env["CGO_LDFLAGS"].split()[0][2:]
         assert os.path.isfile(os.path.join(stubs, "CoreFoundation.framework", "CoreFoundation.tbd"))
@@ -174,3 +176,45 @@ int main(int argc, char** argv) {
                    env=dict(os.environ, GOFLAGS="-buildvcs=false", GO111MODULE="off"))
     assert subprocess.run([exe, str(gobin)], capture_output=True, text=True).stdout == go
     assert subprocess.run([exe, exe]).returncode == 3  # a C program holds no Go runtime
+
+
+def test_a_foreign_wheel_records_every_file_and_pip_takes_its_tag(tmp_path):
+    crosswheel = importlib.import_module("crosswheel")
+    lib, info = tmp_path / "lib" / "godlpack", tmp_path / "godlpack-9.dist-info"
+    lib.mkdir(parents=True)
+    info.mkdir()
+    (lib / "__init__.py").write_text("X = 1\n")
+    (lib / "_old.cpython-311-x86_64-linux-gnu.so").write_bytes(b"this machine's build")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: godlpack\nVersion: 9\n")
+    ext = tmp_path / "_godlpack.cp313-win_amd64.pyd"
+    ext.write_bytes(b"MZ")
+    whl = crosswheel.write_wheel(str(tmp_path / "out"), str(tmp_path / "lib"), str(info), "cp313-cp313-win_amd64",
+                                 [str(ext)])
+    assert os.path.basename(whl) == "godlpack-9-cp313-cp313-win_amd64.whl"
+    import zipfile
+    with zipfile.ZipFile(whl) as z:
+        names = set(z.namelist())
+        record = z.read("godlpack-9.dist-info/RECORD").decode().split()
+        for line in record:
+            arc, digest, size = line.split(",")
+            if arc.endswith("RECORD"):
+                continue
+            data = z.read(arc)
+            assert len(data) == int(size) and digest == crosswheel._record_line(arc, data).split(",")[1]
+    assert "godlpack/_godlpack.cp313-win_amd64.pyd" in names
+    assert not any(n.endswith(".so") for n in names)  # never this machine's extension
+    assert "Tag: cp313-cp313-win_amd64" in zipfile.ZipFile(whl).read("godlpack-9.dist-info/WHEEL").decode()
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                        "--only-binary=:all:", "--platform", "win_amd64", "--python-version", "3.13",
+                        "--implementation", "cp", "--target", str(tmp_path / "t"), whl], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "t" / "godlpack" / "_godlpack.cp313-win_amd64.pyd").read_bytes() == b"MZ"
+
+
+@needs_llvm
+@pytest.mark.parametrize("target", [WIN, MAC_ARM])
+def test_the_c_probe_builds_for_the_target_and_passes_the_checks(tmp_path, target):
+    crosswheel = importlib.import_module("crosswheel")
+    path = crosswheel.build_probe(target, "3.13", str(tmp_path))
+    assert path.endswith(zigcc.foreign_ext_suffix(target, "3.13"))
+    assert cross.problems(path, target, "3.13", "_probe") == []
