@@ -105,8 +105,8 @@ def test_new_project_builds_and_passes_its_tests_in_a_fresh_venv(tmp_path):
     before = sorted(p.relative_to(project).as_posix() for p in project.rglob("*"))
     py, venv_env, site = _fresh_venv(tmp_path)
 
-    # The two commands, as the project's README says.
-    _run([py, "-m", "pip", "install", "."], project, venv_env)
+    # The two commands, as `new` prints them (pytest: the [test] extra, which the shim satisfies).
+    _run([py, "-m", "pip", "install", ".[test]"], project, venv_env)
     r = _run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider"], project, venv_env)
     assert re.search(r"\b5 passed\b", r.stdout) and "failed" not in r.stdout, r.stdout
 
