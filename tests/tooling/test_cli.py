@@ -332,3 +332,18 @@ def test_a_moved_project_built_without_godlpack_is_one_sentence(tmp_path):
     assert r.returncode != 0 and "go.mod's replace line names /gone/venv/godlpack/go, which is not on this machine" \
         in r.stderr, r
     assert r.stderr.startswith("go.mod's replace line") and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_cross_build_takes_its_stub_from_a_native_build(tmp_path):
+    """A zig target's library cannot be loaded here: its stub comes from a
+    native build of the same package (tools/godlpack_build.py)."""
+    pytest.importorskip("ziglang")
+    godlpack("new", "zkern", cwd=tmp_path)
+    project = tmp_path / "zkern"
+    out = tmp_path / "lib" / "zkern.so"
+    env = child_env(GOFLAGS="-buildvcs=false", GODLPACK_ZIG_TARGET="aarch64-linux-gnu.2.17")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
+                       cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert out.read_bytes()[18] == 0xB7  # e_machine: EM_AARCH64, the target's
+    assert "class Stats:" in (tmp_path / "lib" / "zkern.pyi").read_text()
