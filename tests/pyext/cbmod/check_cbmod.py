@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from children import run_child
 
 import cbmod
 
@@ -378,14 +379,6 @@ def test_a_list_changed_by_another_thread_while_it_is_read():
 
 
 # ---- issue 42: shutdown and release -------------------------------------------------
-
-def run_child(tmp_path, code, timeout=60):
-    """Runs code in a child interpreter (cbmod on its path, as here), with a timeout."""
-    import subprocess
-    script = tmp_path / "child.py"
-    script.write_text(code)
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout)
-
 
 def test_the_first_callable_call_may_come_during_finalization(tmp_path):
     """The first callable ever passed to Go, from a __del__ that finalization

@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 import pytest
+from children import run_child
 
 import opmod
 from opmod import Arr
@@ -444,15 +445,6 @@ def test_a_release_gil_function_may_call_python_during_atexit(tmp_path):
 
 
 # ---- issue 42: iterators under threads, re-entrancy and shutdown -----------------------
-
-def run_child(tmp_path, code, timeout=60):
-    """Runs code in a child interpreter (opmod on its path, as here): a hang is a
-    TimeoutExpired that kills the child, never a hung suite."""
-    import subprocess
-    script = tmp_path / "child.py"
-    script.write_text(code)
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout)
-
 
 @pytest.mark.parametrize("make, want", [
     (lambda: opmod.countdown(3), [1, 2, 3]),
