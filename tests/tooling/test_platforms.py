@@ -16,7 +16,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-os.environ.setdefault("GODLPACK_CROSS_CACHE", os.path.join(ROOT, ".crosscache"))
+if os.path.isdir(os.path.join(ROOT, ".crosscache")):  # make cross's cache; else crossdeps' own (~/.cache)
+    os.environ.setdefault("GODLPACK_CROSS_CACHE", os.path.join(ROOT, ".crosscache"))
 _spec = importlib.util.spec_from_file_location("cross", os.path.join(ROOT, "tools", "cross.py"))
 cross = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cross)
@@ -69,10 +70,9 @@ def test_each_targets_own_pyconfig_holds_there(target, python):
         assert os.path.isfile(os.path.join(stubs, "CoreFoundation.framework", "CoreFoundation.tbd"))
 
 
-def test_the_linux_pyconfig_does_not_describe_macos():
+def test_the_linux_pyconfig_does_not_describe_macos(tmp_path):
     # the reason each target needs its own headers (platform-facts.md)
-    linux = os.path.join(ROOT, ".crosscache", "linux-pyconfig")
-    os.makedirs(linux, exist_ok=True)
+    linux = str(tmp_path)
     import sysconfig
     real = zigcc._multiarch_pyconfig(sysconfig.get_paths()["include"]) or os.path.join(
         sysconfig.get_paths()["include"], "pyconfig.h")
