@@ -144,6 +144,32 @@ def package_of(path: str, layers: dict[str, list[str]]) -> str:
     return d
 
 
+OSES = ("linux", "darwin", "windows")
+
+
+def build_oses(path: str, text: str) -> frozenset[str]:
+    """The OSes a C or Go file is built for: its name's _GOOS suffix, else
+    its leading //go:build line (other tags count as either value), else all.
+    Per-OS files may each define the same name."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    for goos in OSES:
+        if stem.endswith("_" + goos):
+            return frozenset([goos])
+    m = re.match(r"\s*//go:build (.+)", text)
+    if not m:
+        return frozenset(OSES)
+    expr = m.group(1).replace("&&", " and ").replace("||", " or ").replace("!", " not ")
+    word = re.compile(r"\b(?!and\b|or\b|not\b)[A-Za-z_]\w*\b")
+    others = sorted(set(word.findall(expr)) - set(OSES))
+    found = set()
+    for goos in OSES:
+        for bits in range(1 << len(others)):  # some value of the other tags builds it
+            names = {w: (w == goos) for w in OSES} | {w: bool(bits >> i & 1) for i, w in enumerate(others)}
+            if eval(word.sub(lambda w: str(names[w.group(0)]), expr), {"__builtins__": {}}):  # noqa: S307
+                found.add(goos)  # (only True/False/and/or/not/parentheses remain)
+    return frozenset(found)
+
+
 def graph(layers: dict[str, list[str]]):
     files = tracked_files(layers)
     texts = {f: open(os.path.join(ROOT, f), encoding="utf-8").read() for f in files}
@@ -152,7 +178,7 @@ def graph(layers: dict[str, list[str]]):
     for f, t in texts.items():
         names = c_definitions(t) if f.endswith(".c") else go_exports(t)
         for n in names:
-            if n in definer and definer[n] != f:
+            if n in definer and definer[n] != f and build_oses(definer[n], texts[definer[n]]) & build_oses(f, t):
                 problems.append(f"{n} is defined in both {definer[n]} and {f}")
             definer[n] = f
     edges: dict[str, dict[str, set[str]]] = {f: {} for f in files}

@@ -143,3 +143,19 @@ def test_a_user_extension_links_the_runtime_but_not_godlpacks_module(tmp_path):
     assert "gdl_from_dlpack" in syms and "gdl_tensor_new" in syms  # the runtime's layers
     for own in ("gdl_godlpack_module", "gdl_capi_capsule", "gdlEmpty", "gdlArange"):
         assert own not in syms, f"{own} (godlpack._godlpack's own) is linked into a user extension"
+
+
+def test_per_os_files_may_define_the_same_name_but_files_built_together_may_not(tree):
+    # cuda's dynlib_windows.c and dynlib_posix.c (//go:build !windows) both
+    # define gdl_lib_open: never in one build. A darwin file defining it again
+    # is built with dynlib_posix.c: a duplicate.
+    r = run("--root", str(tree), "--no-go")
+    assert r.returncode == 0 and "gdl_lib_open is defined in both" not in r.stdout, r.stdout
+    (tree / "internal/cpython/cuda/dynlib_darwin.c").write_text(
+        '#include "dynlib.h"\nvoid* gdl_lib_open(const char* p, char* e, size_t n) { return 0; }\n')
+    r = run("--root", str(tree), "--no-go")
+    assert r.returncode == 1
+    assert "gdl_lib_open is defined in both internal/cpython/cuda/dynlib_darwin.c and " \
+           "internal/cpython/cuda/dynlib_posix.c" in r.stdout or \
+           "gdl_lib_open is defined in both internal/cpython/cuda/dynlib_posix.c and " \
+           "internal/cpython/cuda/dynlib_darwin.c" in r.stdout, r.stdout
