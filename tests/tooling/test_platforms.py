@@ -170,11 +170,13 @@ int main(int argc, char** argv) {
     subprocess.run(zigcc.cc("x86_64-linux-gnu.2.17") + ["-O1", f"-I{base}", "-o", exe, str(driver),
                                                         os.path.join(base, "buildinfo.c")], check=True)
     go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True, check=True).stdout.strip()
-    gobin = tmp_path / "hello"
     (tmp_path / "hello.go").write_text("package main\nfunc main() {}\n")
-    subprocess.run(["go", "build", "-o", str(gobin), str(tmp_path / "hello.go")], check=True, cwd=tmp_path,
-                   env=dict(os.environ, GOFLAGS="-buildvcs=false", GO111MODULE="off"))
-    assert subprocess.run([exe, str(gobin)], capture_output=True, text=True).stdout == go
+    for goos, goarch in (("linux", "amd64"), ("windows", "amd64"), ("darwin", "arm64")):
+        gobin = tmp_path / f"hello-{goos}"  # the header sits 16-aligned in the file as in memory
+        subprocess.run(["go", "build", "-o", str(gobin), str(tmp_path / "hello.go")], check=True, cwd=tmp_path,
+                       env=dict(os.environ, GOFLAGS="-buildvcs=false", GO111MODULE="off", CGO_ENABLED="0",
+                                GOOS=goos, GOARCH=goarch))
+        assert subprocess.run([exe, str(gobin)], capture_output=True, text=True).stdout == go, goos
     assert subprocess.run([exe, exe]).returncode == 3  # a C program holds no Go runtime
 
 

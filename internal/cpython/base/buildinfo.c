@@ -6,12 +6,14 @@
 
 const char* gdl_go_version = ""; /* set by cgo.go's init: runtime.Version() (sigchain.c on Linux) */
 
-static const char magic[] = "\xff Go buildinf:"; /* 14 bytes */
+/* The magic without its first byte, 0xff, which is compared apart: so the
+ * whole magic never appears in this library's own read-only data. */
+static const char magic_tail[] = " Go buildinf:"; /* 13 bytes */
 
 int gdl_go_buildinfo(const unsigned char* p, size_t n, char* version, size_t cap) {
   version[0] = 0;
   for (size_t off = 0; off + 32 <= n; off += 16) {
-    if (memcmp(p + off, magic, 14) != 0) continue;
+    if (p[off] != 0xff || memcmp(p + off + 1, magic_tail, 13) != 0) continue;
     const unsigned char* h = p + off;
     if (h[15] & 2) { /* inline strings: uvarint length, then the version */
       size_t len = 0, i = 32;
