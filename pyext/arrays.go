@@ -398,7 +398,7 @@ func equalInts(a, b []int) bool {
 // (NDArray), ok false for other types. (Module.Stub asks it first.)
 func arrayPyType(t reflect.Type) (string, bool) {
 	if t.Implements(ndArrayType) {
-		return "SupportsDLPack", true
+		return bufferArg, true
 	}
 	return "", false
 }

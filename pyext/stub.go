@@ -36,6 +36,7 @@ func (m *Module) Stub() string {
 	if len(abc) > 0 {
 		fmt.Fprintf(&b, "from collections.abc import %s\n", strings.Join(abc, ", "))
 	}
+	b.WriteString("from typing_extensions import Buffer\n")
 	if m.converts() {
 		b.WriteString("\nfrom numpy.typing import ArrayLike\n")
 	}

@@ -11,13 +11,15 @@ import (
 
 // StubType is the stub's annotation for a parameter (param) or result of Go
 // type t: the one place that maps Go types to Python types in stubs. Array
-// parameters are SupportsDLPack (the protocol the stub defines), returned
-// arrays Tensor, objects of a Go class its name.
+// parameters are SupportsDLPack (the protocol the stub defines), typed
+// slices and NDArrays also Buffer (bytes, bytearray, memoryview...: C takes
+// buffers, ext_arrays.c), returned arrays Tensor, objects of a Go class its
+// name.
 func StubType(t reflect.Type, param bool) string {
 	if ci := classFor(t); ci != nil {
 		return ci.name
 	}
-	if s, ok := seqStub(t); ok && !param { // seqresult.go: a returned Go sequence is an iterator
+	if s, ok := seqStub(t); ok && !param { // iterators.go: a returned Go sequence is an iterator
 		return s
 	}
 	if kind, _ := containerKind(t); kind == C.GDL_V_LIST && param { // containers.go
@@ -35,7 +37,9 @@ func StubType(t reflect.Type, param bool) string {
 		return "SupportsDLPack"
 	case arrayTypeOf(t) != nil:
 		return "Tensor"
-	case t == tensorType || t == borrowType || t.Kind() == reflect.Slice && param:
+	case t.Kind() == reflect.Slice && param:
+		return bufferArg
+	case t == tensorType || t == borrowType:
 		return "SupportsDLPack"
 	case t.Kind() == reflect.Slice || t == sourceType:
 		return "Tensor"
@@ -48,12 +52,17 @@ func StubType(t reflect.Type, param bool) string {
 	case reflect.String:
 		return "str"
 	case reflect.Struct:
-		if s, ok := arrayPyType(t); ok { // NDArray (arrays.go)
+		if s, ok := arrayPyType(t); ok { // NDArray (arrays.go), a parameter only
 			return s
 		}
 	}
 	return "int"
 }
+
+// bufferArg is the annotation of a parameter that takes DLPack objects and
+// buffer-protocol objects (typing_extensions' Buffer: collections.abc's is
+// 3.12+ only, and the stub is read for any version).
+const bufferArg = "SupportsDLPack | Buffer"
 
 // callableStub is Callable[[params], result] for a Go func type.
 func callableStub(t reflect.Type) string {
