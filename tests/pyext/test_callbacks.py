@@ -11,11 +11,14 @@ def test_cbmod_imports_without_godlpack():
 
 
 GOOD = """
+    import array
     import numpy as np
     import cbmod
 
     def twice(x: float) -> float:
         return 2 * x
+
+    from_buffer: float = cbmod.apply(array.array("d", [1.0]), twice) + cbmod.apply(memoryview(b""), twice)
 
     total: float = cbmod.apply(np.zeros(3), twice) + cbmod.apply(f=lambda x: x, xs=np.zeros(2))
     ok: bool = cbmod.check(lambda s, n: s == "a" and n == 1)
