@@ -25,6 +25,7 @@ import pytest
 
 import godlpack
 from harness import child_env
+from threads import in_threads
 from ctypes_producer import capsule_name, read_legacy, read_versioned
 from godlpack import _godlpack
 
@@ -118,27 +119,6 @@ def test_pyext_extensions_declare_gil_used_unless_free_threaded():
 # --- the guarded caches, from many threads ----------------------------------------------
 
 
-def hammer(work, n=8):
-    """Runs work(k) in n threads started together; re-raises the first failure."""
-    errors = []
-    barrier = threading.Barrier(n)
-
-    def run(k):
-        try:
-            barrier.wait()
-            work(k)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-
-
 def test_dlpack_keyword_cache_from_eight_threads():
     # Each call site passes its own keyword-names tuple, in orders that bind
     # differently: the cache of the last tuple's slots changes on every call,
@@ -161,7 +141,7 @@ def test_dlpack_keyword_cache_from_eight_threads():
                 c = t.__dlpack__(dl_device=(1, 0), copy=False)
                 assert capsule_name(c) == "dltensor"
 
-    hammer(work)
+    in_threads(work)
 
 
 def test_exchange_type_cache_with_types_born_and_dying_in_threads():
@@ -181,7 +161,7 @@ def test_exchange_type_cache_with_types_born_and_dying_in_threads():
             if i % 50 == k:
                 gc.collect()  # types die in this thread while others look theirs up
 
-    hammer(work)
+    in_threads(work)
     gc.collect()
     x = np.arange(3.0)
     assert godlpack.from_dlpack(x).tolist() == [0.0, 1.0, 2.0]
@@ -200,7 +180,7 @@ def test_first_memoryviews_of_a_tensor_raced():
             assert m.shape == (n, 3, 2) and m.strides == (48 if n > 1 else 0, 16, 8), (m.shape, m.strides)
             m.release()
 
-    hammer(work)
+    in_threads(work)
 
 
 def test_memoryviews_of_one_tensor_make_its_dims_once():
@@ -246,7 +226,7 @@ def test_pickling_while_the_module_is_executed_again():
                 assert pickle.loads(pickle.dumps(t, protocol=protocol)).tolist() == list(range(10))
             n += 1
 
-    hammer(work, n=4)
+    in_threads(work, 4)
     assert _godlpack._rebuild_tensor is rebuild
     gc.collect()
     assert sys.getrefcount(rebuild) == refs  # each __reduce_ex__ dropped the reference it held

@@ -5,10 +5,10 @@ import os
 import subprocess
 import sys
 import sysconfig
-import threading
 
 import ftmod
 import numpy as np
+from threads import in_threads
 
 
 def test_the_import_leaves_the_gil_as_it_was():
@@ -30,24 +30,12 @@ def test_dot_converts_both_arguments():
 def test_eight_threads_share_the_argument_pool():
     # Each thread's operands are its own: a state handed to two calls at once
     # (a pool pop or push torn by a race) would mix one thread's data into another's result.
-    errors = []
-    barrier = threading.Barrier(8)
-
     def work(k):
         x = np.full(64 + k, k + 1, dtype=np.float32)  # converted: float32 to float64
         y = np.arange(2.0 * (64 + k))[::2]  # converted: strided
         want = float((k + 1) * y.sum())
-        barrier.wait()
         for _ in range(3000):
             got = ftmod.dot(x, y)
-            if got != want:
-                errors.append((k, got, want))
-                return
+            assert got == want, (k, got, want)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-        assert not t.is_alive(), "a thread did not finish"
-    assert errors == []
+    in_threads(work, 8)

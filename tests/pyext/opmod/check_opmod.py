@@ -7,11 +7,11 @@ import gc
 import itertools
 import operator
 import sys
-import threading
 
 import numpy as np
 import pytest
 from children import run_child
+from threads import in_threads
 
 import opmod
 from opmod import Arr
@@ -30,25 +30,6 @@ def no_leaks():
 
 def vals(a):
     return np.asarray(a).tolist()
-
-
-def in_threads(work, n):
-    """Runs work() in n threads at once; fails on any thread's exception or a thread that does not end."""
-    errors = []
-
-    def run():
-        try:
-            work()
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=run) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-        assert not t.is_alive(), "a thread did not finish"
-    assert errors == []
 
 
 # ---- binary operators ------------------------------------------------------------
@@ -296,7 +277,7 @@ def test_views_from_many_threads():
                 assert m[63] == 63.0
             assert np.asarray(a).sum() == 2016.0
 
-    in_threads(work, 8)
+    in_threads(lambda k: work(), 8)
 
 
 # ---- Go sequences as iterators --------------------------------------------------------
@@ -348,7 +329,7 @@ def test_iterators_from_many_threads():
         for _ in range(50):
             results.append(sum(opmod.countdown(12)))
 
-    in_threads(work, 4)
+    in_threads(lambda k: work(), 4)
     assert results == [78] * 200
 
 
@@ -461,7 +442,7 @@ def test_threads_take_turns_with_one_iterator(make, want):
             for x in it:
                 out.append(x)
 
-        in_threads(work, 6)
+        in_threads(lambda k: work(), 6)
         assert sorted(out) == want
         assert next(it, "end") == "end"
 
