@@ -397,6 +397,20 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   return -1;
 }
 
+/* Names the function whose result i could not be made (a string that is not
+ * UTF-8) in a note on the exception set. */
+static void note_result(const gdl_fn* fn, int i) {
+  PyObject *t, *e, *tb;
+  PyErr_Fetch(&t, &e, &tb);
+  PyErr_NormalizeException(&t, &e, &tb);
+  PyObject* msg = PyUnicode_FromFormat("in %s() result %d: a Go string that is not UTF-8 (return []byte for bytes)",
+                                       fn->name, i + 1);
+  if (e != NULL && msg != NULL) Py_XDECREF(PyObject_CallMethod(e, "add_note", "O", msg));
+  Py_XDECREF(msg);
+  PyErr_Clear(); /* a failed note leaves the first error */
+  PyErr_Restore(t, e, tb);
+}
+
 static PyObject* result(const gdl_fn* fn, int i, gdl_value* v) {
   switch (fn->kinds[i]) {
     case GDL_V_FLOAT: return PyFloat_FromDouble(v->f);
@@ -407,12 +421,23 @@ static PyObject* result(const gdl_fn* fn, int i, gdl_value* v) {
       PyObject* s = PyUnicode_FromStringAndSize(v->s, (Py_ssize_t)v->n);
       free((void*)v->s);
       v->s = NULL;
+      if (s == NULL) note_result(fn, i);
       return s;
     }
     case GDL_V_ARRAY: {
       void* m = v->p;
       v->p = NULL;
       return gdl_tensor_from_managed(m, 1);
+    }
+    case GDL_V_BYTES: {
+      PyObject* b = (PyObject*)v->p; /* made by Go under the GIL */
+      if (b == NULL) {
+        b = PyBytes_FromStringAndSize(v->s, (Py_ssize_t)v->n);
+        free((void*)v->s);
+        v->s = NULL;
+      }
+      v->p = NULL;
+      return b;
     }
     case GDL_V_OBJ:
       return gdl_obj_new(fn->rcls[i], (uintptr_t)v->i);
@@ -432,6 +457,10 @@ static void drop_results(const gdl_fn* fn, gdl_value* out, int from, int n) {
     char k = fn->kinds[i];
     if (k == GDL_V_STR) free((void*)out[i].s);
     if (k == GDL_V_ARRAY) gdl_managed_free(out[i].p, 1);
+    if (k == GDL_V_BYTES) {
+      Py_XDECREF((PyObject*)out[i].p);
+      free((void*)out[i].s);
+    }
     if ((k == GDL_V_OBJ || k == GDL_V_ITER) && out[i].i != 0) gdlpyDropHandle((uintptr_t)out[i].i);
     if (k == GDL_V_LIST || k == GDL_V_DICT) gdl_container_drop(&out[i]);
   }
@@ -558,6 +587,7 @@ static PyObject* go_call(const gdl_fn* fn, call_args* a) {
     free_arrays(a, fn->nparams);
     return NULL;
   }
+  for (int i = 0; i < fn->nresults; i++) out[i].serial = !fn->release_gil; /* GDL_V_BYTES */
   gdl_call c = {
       .id = fn->id, .nin = fn->nparams, .in = a->v, .out = out, .nout = 0, .errlen = sizeof err, .err = err, .exc = 0};
   if (fn->release_gil) {

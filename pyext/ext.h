@@ -23,6 +23,8 @@
 #define GDL_V_LIST 'l'     /* []string, []*T: s points to n values; a result's s is one malloc'd
                             * block (values, then their strings), versioned the items' kind */
 #define GDL_V_DICT 'd'     /* map[string]T: as a list of 2n values, key then value */
+#define GDL_V_BYTES 'y'    /* results ([]byte): p a new bytes object Go made with the GIL held (one copy),
+                            * else s, n a malloc'd copy that C makes bytes of and frees (ReleaseGIL) */
 
 #define GDL_MAX_CLASSES 256 /* Go classes in a process, all modules together */
 
@@ -36,7 +38,9 @@ typedef struct {
   const char* s;
   void* p;
   int versioned;
-  /* 1: Go converts this argument while the GIL is held, which serializes
+  /* Results: 1 when Go runs with the GIL held (C sets it before the call),
+   * so that Go may make a bytes result itself (GDL_V_BYTES).
+   * Arguments: 1: Go converts this argument while the GIL is held, which serializes
    * every conversion (arena.go takes shapes without atomics); 0 on a
    * free-threaded build, without the GIL (ReleaseGIL) and by default. */
   int serial;

@@ -463,3 +463,9 @@ int gdl_cb_call(uintptr_t callable, const char* fn, const char* sig, int nin, co
   PyGILState_Release(g);
   return r;
 }
+
+void* gdl_bytes_new(const char* data, int64_t n) {
+  PyObject* b = PyBytes_FromStringAndSize(data, (Py_ssize_t)n);
+  if (b == NULL) PyErr_Clear(); /* Go reports it as the function's error */
+  return b;
+}

@@ -31,6 +31,11 @@ int gdl_value_from(char kind, gdl_elem e, PyObject* obj, gdl_value* v, const gdl
 int gdl_list_arg(gdl_elem e, PyObject* obj, gdl_value* v, PyObject** held, const gdl_where* w);
 int gdl_dict_arg(gdl_elem e, PyObject* obj, gdl_value* v, PyObject** held, const gdl_where* w);
 
+/* A bytes object of n bytes copied from data (Go's memory, held for the
+ * call), for a []byte result while the GIL is held; NULL (the error
+ * cleared) when out of memory. */
+void* gdl_bytes_new(const char* data, int64_t n);
+
 /* A list or dict result (kind GDL_V_LIST or GDL_V_DICT) from Go's block,
  * which it frees; gdl_container_drop frees one not made an object. */
 PyObject* gdl_container_result(char kind, gdl_value* v);

@@ -1,7 +1,8 @@
 package pyext
 
 // results.go: a Go result type's conversion to C's value of a Python object:
-// scalars, and slices exported as Tensors that alias no argument.
+// scalars, []byte as bytes, and other slices exported as Tensors that alias
+// no argument.
 
 /*
 #include <stdlib.h>
@@ -57,6 +58,9 @@ func resultFor(t reflect.Type) (result, error) {
 			return nil
 		}}, nil
 	case reflect.Slice:
+		if isBytes(t) { // Python bytes (bytesresult.go); a Tensor is a godlpack.Tensor or producer result
+			return bytesResult(), nil
+		}
 		dt, ok := godlpack.DTypeOfKind(t.Elem().Kind())
 		if !ok {
 			return result{}, fmt.Errorf("unsupported slice type %v", t)

@@ -13,7 +13,7 @@ import (
 // type t: the one place that maps Go types to Python types in stubs. Array
 // parameters are SupportsDLPack (the protocol the stub defines), typed
 // slices and NDArrays also Buffer (bytes, bytearray, memoryview...: C takes
-// buffers, ext_arrays.c), returned arrays Tensor, objects of a Go class its
+// buffers, ext_arrays.c), a returned []byte bytes, returned arrays Tensor, objects of a Go class its
 // name.
 func StubType(t reflect.Type, param bool) string {
 	if ci := classFor(t); ci != nil {
@@ -39,6 +39,8 @@ func StubType(t reflect.Type, param bool) string {
 		return "Tensor"
 	case t.Kind() == reflect.Slice && param:
 		return bufferArg
+	case isBytes(t): // bytesresult.go
+		return "bytes"
 	case t == tensorType || t == borrowType:
 		return "SupportsDLPack"
 	case t.Kind() == reflect.Slice || t == sourceType:

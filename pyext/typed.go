@@ -260,6 +260,10 @@ func resOf[R any]() (resConv[R], error) {
 			v.i = C.int64_t(as[int64](x))
 			return nil
 		}}, nil
+	case []byte: // bytesresult.go, without reflection
+		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
+			return putBytes(as[[]byte](x), v)
+		}}, nil
 	case bool:
 		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
 			v.i = 0
@@ -323,6 +327,26 @@ func putResult[R any](rc resConv[R], r R, out []C.gdl_value, in []C.gdl_value) (
 	return 1, nil
 }
 
+// tupleOf is the converter of one result of a tuple wrapper (FuncNRm): a
+// value, never the error (FuncENRm takes that last).
+func tupleOf[R any]() (resConv[R], error) {
+	rc, err := resOf[R]()
+	if err == nil && rc.isErr {
+		err = fmt.Errorf("an error in a tuple of results: make it the last result and use FuncE")
+	}
+	return rc, err
+}
+
+// putItem converts one result of a tuple into out: a float64, int64 or int
+// stored with no call (resConv.at), any other converted by put.
+func putItem[R any](rc resConv[R], r R, out *C.gdl_value, in []C.gdl_value) error {
+	if rc.at == restValue {
+		*(*R)(unsafe.Add(unsafe.Pointer(out), rc.off)) = r
+		return nil
+	}
+	return rc.put(r, out, in)
+}
+
 // paramSpec is a parameter's signature letter and element type for C.
 type paramSpec struct {
 	kind byte
@@ -332,8 +356,19 @@ type paramSpec struct {
 
 func (a argConv[A]) spec() paramSpec { return paramSpec{a.kind, a.elem, a.arr} }
 
-// newTyped makes the C descriptor for a typed function.
+// newTyped makes the C descriptor for a typed function of one result
+// (kind) or none (0).
 func newTyped(name, doc string, opts []Option, params []paramSpec, kind byte, call typedCall) (*goFunc, error) {
+	var kinds []byte
+	if kind != 0 {
+		kinds = []byte{kind}
+	}
+	return newTypedTuple(name, doc, opts, params, kinds, call)
+}
+
+// newTypedTuple makes the C descriptor for a typed function of results of
+// kinds, a tuple in Python when there are several.
+func newTypedTuple(name, doc string, opts []Option, params []paramSpec, kinds []byte, call typedCall) (*goFunc, error) {
 	f := &goFunc{name: name, call: call}
 	f.c = (*C.gdl_fn)(C.calloc(1, C.sizeof_gdl_fn)) // lives as long as the process
 	for i, p := range params {
@@ -342,10 +377,6 @@ func newTyped(name, doc string, opts []Option, params []paramSpec, kind byte, ca
 		if p.arr != nil {
 			f.implied = append(f.implied, p.arr.require(i))
 		}
-	}
-	var kinds []byte
-	if kind != 0 {
-		kinds = []byte{kind}
 	}
 	if err := register(f, name, doc, opts, len(params), kinds); err != nil {
 		C.free(unsafe.Pointer(f.c))

@@ -2932,3 +2932,4359 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 		})
 	}}
 }
+
+// Func0R2 wraps func() (R1, R2): 2 results, a tuple in Python.
+func Func0R2[R1, R2 any](fn func() (R1, R2)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, nil, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, _ string) (int, error) {
+			r1, r2 := fn()
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// Func1R2 wraps func(A) (R1, R2): 2 results, a tuple in Python.
+func Func1R2[A, R1, R2 any](fn func(A) (R1, R2)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2 := fn(*a)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// Func2R2 wraps func(A, B) (R1, R2): 2 results, a tuple in Python.
+func Func2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2 := fn(*a, *b)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// Func3R2 wraps func(A, B, C) (R1, R2): 2 results, a tuple in Python.
+func Func3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2 := fn(*a, *b, *c)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// Func4R2 wraps func(A, B, C, D) (R1, R2): 2 results, a tuple in Python.
+func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2 := fn(*a, *b, *c, *d)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// Func5R2 wraps func(A, B, C, D, E) (R1, R2): 2 results, a tuple in Python.
+func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2 := fn(*a, *b, *c, *d, *e)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// Func6R2 wraps func(A, B, C, D, E, F) (R1, R2): 2 results, a tuple in Python.
+func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2 := fn(*a, *b, *c, *d, *e, *f)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// Func7R2 wraps func(A, B, C, D, E, F, G) (R1, R2): 2 results, a tuple in Python.
+func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, R2)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			var tg G
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2 := fn(*a, *b, *c, *d, *e, *f, *g)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// Func8R2 wraps func(A, B, C, D, E, F, G, H) (R1, R2): 2 results, a tuple in Python.
+func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H) (R1, R2)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			var tg G
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
+			var th H
+			h := &th
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
+					h = (*H)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == &th {
+				if err := ch.into(&in[7], name, 7, &th); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2 := fn(*a, *b, *c, *d, *e, *f, *g, *h)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// FuncE0R2 wraps func() (R1, R2, error): 2 results and an error, a tuple in Python.
+func FuncE0R2[R1, R2 any](fn func() (R1, R2, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, nil, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, _ string) (int, error) {
+			r1, r2, err := fn()
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// FuncE1R2 wraps func(A) (R1, R2, error): 2 results and an error, a tuple in Python.
+func FuncE1R2[A, R1, R2 any](fn func(A) (R1, R2, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, err := fn(*a)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// FuncE2R2 wraps func(A, B) (R1, R2, error): 2 results and an error, a tuple in Python.
+func FuncE2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, err := fn(*a, *b)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// FuncE3R2 wraps func(A, B, C) (R1, R2, error): 2 results and an error, a tuple in Python.
+func FuncE3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, err := fn(*a, *b, *c)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// FuncE4R2 wraps func(A, B, C, D) (R1, R2, error): 2 results and an error, a tuple in Python.
+func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, err := fn(*a, *b, *c, *d)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// FuncE5R2 wraps func(A, B, C, D, E) (R1, R2, error): 2 results and an error, a tuple in Python.
+func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, err := fn(*a, *b, *c, *d, *e)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// FuncE6R2 wraps func(A, B, C, D, E, F) (R1, R2, error): 2 results and an error, a tuple in Python.
+func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, err := fn(*a, *b, *c, *d, *e, *f)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// FuncE7R2 wraps func(A, B, C, D, E, F, G) (R1, R2, error): 2 results and an error, a tuple in Python.
+func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, R2, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			var tg G
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, err := fn(*a, *b, *c, *d, *e, *f, *g)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// FuncE8R2 wraps func(A, B, C, D, E, F, G, H) (R1, R2, error): 2 results and an error, a tuple in Python.
+func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H) (R1, R2, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			var tg G
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
+			var th H
+			h := &th
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
+					h = (*H)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == &th {
+				if err := ch.into(&in[7], name, 7, &th); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, err := fn(*a, *b, *c, *d, *e, *f, *g, *h)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			return 2, nil
+		})
+	}}
+}
+
+// Func0R3 wraps func() (R1, R2, R3): 3 results, a tuple in Python.
+func Func0R3[R1, R2, R3 any](fn func() (R1, R2, R3)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, nil, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, _ string) (int, error) {
+			r1, r2, r3 := fn()
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// Func1R3 wraps func(A) (R1, R2, R3): 3 results, a tuple in Python.
+func Func1R3[A, R1, R2, R3 any](fn func(A) (R1, R2, R3)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3 := fn(*a)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// Func2R3 wraps func(A, B) (R1, R2, R3): 3 results, a tuple in Python.
+func Func2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3 := fn(*a, *b)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// Func3R3 wraps func(A, B, C) (R1, R2, R3): 3 results, a tuple in Python.
+func Func3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3 := fn(*a, *b, *c)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// Func4R3 wraps func(A, B, C, D) (R1, R2, R3): 3 results, a tuple in Python.
+func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3 := fn(*a, *b, *c, *d)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// Func5R3 wraps func(A, B, C, D, E) (R1, R2, R3): 3 results, a tuple in Python.
+func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3 := fn(*a, *b, *c, *d, *e)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// Func6R3 wraps func(A, B, C, D, E, F) (R1, R2, R3): 3 results, a tuple in Python.
+func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2, R3)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3 := fn(*a, *b, *c, *d, *e, *f)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// Func7R3 wraps func(A, B, C, D, E, F, G) (R1, R2, R3): 3 results, a tuple in Python.
+func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (R1, R2, R3)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			var tg G
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3 := fn(*a, *b, *c, *d, *e, *f, *g)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// Func8R3 wraps func(A, B, C, D, E, F, G, H) (R1, R2, R3): 3 results, a tuple in Python.
+func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G, H) (R1, R2, R3)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			var tg G
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
+			var th H
+			h := &th
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
+					h = (*H)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == &th {
+				if err := ch.into(&in[7], name, 7, &th); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3 := fn(*a, *b, *c, *d, *e, *f, *g, *h)
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// FuncE0R3 wraps func() (R1, R2, R3, error): 3 results and an error, a tuple in Python.
+func FuncE0R3[R1, R2, R3 any](fn func() (R1, R2, R3, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, nil, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, _ string) (int, error) {
+			r1, r2, r3, err := fn()
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// FuncE1R3 wraps func(A) (R1, R2, R3, error): 3 results and an error, a tuple in Python.
+func FuncE1R3[A, R1, R2, R3 any](fn func(A) (R1, R2, R3, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3, err := fn(*a)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// FuncE2R3 wraps func(A, B) (R1, R2, R3, error): 3 results and an error, a tuple in Python.
+func FuncE2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3, err := fn(*a, *b)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// FuncE3R3 wraps func(A, B, C) (R1, R2, R3, error): 3 results and an error, a tuple in Python.
+func FuncE3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3, err := fn(*a, *b, *c)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// FuncE4R3 wraps func(A, B, C, D) (R1, R2, R3, error): 3 results and an error, a tuple in Python.
+func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3, err := fn(*a, *b, *c, *d)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// FuncE5R3 wraps func(A, B, C, D, E) (R1, R2, R3, error): 3 results and an error, a tuple in Python.
+func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3, err := fn(*a, *b, *c, *d, *e)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// FuncE6R3 wraps func(A, B, C, D, E, F) (R1, R2, R3, error): 3 results and an error, a tuple in Python.
+func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2, R3, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3, err := fn(*a, *b, *c, *d, *e, *f)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// FuncE7R3 wraps func(A, B, C, D, E, F, G) (R1, R2, R3, error): 3 results and an error, a tuple in Python.
+func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (R1, R2, R3, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			var tg G
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3, err := fn(*a, *b, *c, *d, *e, *f, *g)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}
+
+// FuncE8R3 wraps func(A, B, C, D, E, F, G, H) (R1, R2, R3, error): 3 results and an error, a tuple in Python.
+func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G, H) (R1, R2, R3, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		rc1, err := tupleOf[R1]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		rc2, err := tupleOf[R2]()
+		if err != nil {
+			return nil, typedErr("result", 2, err)
+		}
+		rc3, err := tupleOf[R3]()
+		if err != nil {
+			return nil, typedErr("result", 3, err)
+		}
+		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
+			var ta A
+			a := &ta
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
+					a = (*A)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == &ta {
+				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+					return 0, err
+				}
+			}
+			var tb B
+			b := &tb
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
+					b = (*B)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == &tb {
+				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+					return 0, err
+				}
+			}
+			var tc C
+			c := &tc
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
+					c = (*C)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == &tc {
+				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+					return 0, err
+				}
+			}
+			var td D
+			d := &td
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
+					d = (*D)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == &td {
+				if err := cd.into(&in[3], name, 3, &td); err != nil {
+					return 0, err
+				}
+			}
+			var te E
+			e := &te
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
+					e = (*E)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == &te {
+				if err := ce.into(&in[4], name, 4, &te); err != nil {
+					return 0, err
+				}
+			}
+			var tf F
+			f := &tf
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
+					f = (*F)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == &tf {
+				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+					return 0, err
+				}
+			}
+			var tg G
+			g := &tg
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
+					g = (*G)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == &tg {
+				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+					return 0, err
+				}
+			}
+			var th H
+			h := &th
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
+					h = (*H)(p)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == &th {
+				if err := ch.into(&in[7], name, 7, &th); err != nil {
+					return 0, err
+				}
+			}
+			r1, r2, r3, err := fn(*a, *b, *c, *d, *e, *f, *g, *h)
+			if err != nil {
+				return 0, err
+			}
+			if err := putItem(rc1, r1, &out[0], in); err != nil {
+				return 0, err // C frees the ones before
+			}
+			if err := putItem(rc2, r2, &out[1], in); err != nil {
+				return 1, err // C frees the ones before
+			}
+			if err := putItem(rc3, r3, &out[2], in); err != nil {
+				return 2, err // C frees the ones before
+			}
+			return 3, nil
+		})
+	}}
+}

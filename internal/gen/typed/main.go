@@ -1,6 +1,7 @@
 // Command gentyped writes pyext/typed_gen.go: the typed wrappers of
-// package pyext (Func0..FuncN, FuncE0..FuncEN, Proc0..ProcN), which convert
-// arguments and results without reflection. Run it with `go generate
+// package pyext (Func0..FuncN, FuncE0..FuncEN, Proc0..ProcN, and
+// Func0R2..FuncNR3, FuncE0R2..FuncENR3 for two or three results, a Python
+// tuple), which convert arguments and results without reflection. Run it with `go generate
 // ./pyext` (typed.go's //go:generate line); gen_test.go fails when the
 // checked-in file differs from what it writes.
 package main
@@ -14,6 +15,9 @@ import (
 	"os"
 	"strings"
 )
+
+// MaxResults is the most results (besides an error) of a tuple wrapper.
+const MaxResults = 3
 
 // MaxParams is the largest arity generated: a method's receiver counts, so
 // methods take up to MaxParams-1 parameters after it.
@@ -44,6 +48,13 @@ func Source() []byte {
 	}
 	for n := 0; n <= MaxParams; n++ {
 		proc(&b, n)
+	}
+	for m := 2; m <= MaxResults; m++ {
+		for _, withErr := range []bool{false, true} {
+			for n := 0; n <= MaxParams; n++ {
+				tuple(&b, n, m, withErr)
+			}
+		}
 	}
 	src, err := format.Source(b.Bytes())
 	if err != nil {
@@ -101,11 +112,7 @@ func wrapper(b *bytes.Buffer, n, kind int) {
 	}
 	fmt.Fprintf(b, "func %s%s(fn %s) Typed {\n", name, tparams, sig)
 	b.WriteString("\treturn Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {\n")
-	specs := make([]string, n)
-	for i, p := range ps {
-		fmt.Fprintf(b, "\t\tc%s, err := argOf[%s]()\n\t\tif err != nil {\n\t\t\treturn nil, typedErr(\"parameter\", %d, err)\n\t\t}\n", lower[i], p, i+1)
-		specs[i] = "c" + lower[i] + ".spec()"
-	}
+	specList := argConvs(b, ps, lower)
 	resKind := "0"
 	switch kind {
 	case value:
@@ -115,10 +122,6 @@ func wrapper(b *bytes.Buffer, n, kind int) {
 		b.WriteString("\t\trc, err := resOf[R]()\n")
 		b.WriteString("\t\tif err != nil || rc.isErr {\n\t\t\treturn nil, typedErr(\"result\", 1, fmt.Errorf(\"want a value and an error (%v)\", err))\n\t\t}\n")
 		resKind = "rc.kind"
-	}
-	specList := "nil"
-	if n > 0 {
-		specList = "[]paramSpec{" + strings.Join(specs, ", ") + "}"
 	}
 	inName, outName := "_", "out"
 	if n > 0 {
@@ -132,14 +135,7 @@ func wrapper(b *bytes.Buffer, n, kind int) {
 		inArg = "_"
 	}
 	fmt.Fprintf(b, "\t\treturn newTyped(name, doc, opts, %s, %s, func(%s, %s []cValue, %s string) (int, error) {\n", specList, resKind, inArg, outName, inName)
-	for i := range ps {
-		l := lower[i]
-		fmt.Fprintf(b, "\t\t\tvar t%s %s\n\t\t\t%s := &t%s\n", l, ps[i], l, l)
-		fmt.Fprintf(b, "\t\t\tswitch c%s.at { // restOf\n\t\t\tcase restValue:\n\t\t\t\t%s = (*%s)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off))\n", l, l, ps[i], i, l)
-		fmt.Fprintf(b, "\t\t\tcase restPointer:\n\t\t\t\tif p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off)); p != nil {\n\t\t\t\t\t%s = (*%s)(p)\n\t\t\t\t}\n", i, l, l, ps[i])
-		fmt.Fprintf(b, "\t\t\tcase restHeader:\n\t\t\t\tif hp := unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off); *(*unsafe.Pointer)(hp) != nil {\n\t\t\t\t\t%s = (*%s)(hp)\n\t\t\t\t}\n\t\t\t}\n", i, l, l, ps[i])
-		fmt.Fprintf(b, "\t\t\tif %s == &t%s {\n\t\t\t\tif err := c%s.into(&in[%d], name, %d, &t%s); err != nil {\n\t\t\t\t\treturn 0, err\n\t\t\t\t}\n\t\t\t}\n", l, l, l, i, i, l)
-	}
+	convertArgs(b, ps, lower)
 	derefs := make([]string, n)
 	for i, l := range lower {
 		derefs[i] = "*" + l
@@ -154,4 +150,77 @@ func wrapper(b *bytes.Buffer, n, kind int) {
 		fmt.Fprintf(b, "\t\t\t%s\n\t\t\treturn 0, nil\n", call)
 	}
 	b.WriteString("\t\t})\n\t}}\n}\n\n")
+}
+
+// convertArgs writes the conversion of each argument into a, b, ...: taken
+// from C's value where restOf allows, else converted (argConv.into).
+func convertArgs(b *bytes.Buffer, ps, lower []string) {
+	for i := range ps {
+		l := lower[i]
+		fmt.Fprintf(b, "\t\t\tvar t%s %s\n\t\t\t%s := &t%s\n", l, ps[i], l, l)
+		fmt.Fprintf(b, "\t\t\tswitch c%s.at { // restOf\n\t\t\tcase restValue:\n\t\t\t\t%s = (*%s)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off))\n", l, l, ps[i], i, l)
+		fmt.Fprintf(b, "\t\t\tcase restPointer:\n\t\t\t\tif p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off)); p != nil {\n\t\t\t\t\t%s = (*%s)(p)\n\t\t\t\t}\n", i, l, l, ps[i])
+		fmt.Fprintf(b, "\t\t\tcase restHeader:\n\t\t\t\tif hp := unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off); *(*unsafe.Pointer)(hp) != nil {\n\t\t\t\t\t%s = (*%s)(hp)\n\t\t\t\t}\n\t\t\t}\n", i, l, l, ps[i])
+		fmt.Fprintf(b, "\t\t\tif %s == &t%s {\n\t\t\t\tif err := c%s.into(&in[%d], name, %d, &t%s); err != nil {\n\t\t\t\t\treturn 0, err\n\t\t\t\t}\n\t\t\t}\n", l, l, l, i, i, l)
+	}
+}
+
+// argConvs writes argOf for each parameter; the specs for newTyped.
+func argConvs(b *bytes.Buffer, ps, lower []string) string {
+	specs := make([]string, len(ps))
+	for i, p := range ps {
+		fmt.Fprintf(b, "\t\tc%s, err := argOf[%s]()\n\t\tif err != nil {\n\t\t\treturn nil, typedErr(\"parameter\", %d, err)\n\t\t}\n", lower[i], p, i+1)
+		specs[i] = "c" + lower[i] + ".spec()"
+	}
+	if len(ps) == 0 {
+		return "nil"
+	}
+	return "[]paramSpec{" + strings.Join(specs, ", ") + "}"
+}
+
+// tuple writes FuncNRm (FuncENRm withErr): n parameters, m results that
+// Python gets as a tuple, and a last error when withErr.
+func tuple(b *bytes.Buffer, n, m int, withErr bool) {
+	ps := names[:n]
+	lower := make([]string, n)
+	for i, p := range ps {
+		lower[i] = strings.ToLower(p)
+	}
+	rs, rv, kinds := make([]string, m), make([]string, m), make([]string, m)
+	for j := range rs {
+		rs[j], rv[j], kinds[j] = fmt.Sprintf("R%d", j+1), fmt.Sprintf("r%d", j+1), fmt.Sprintf("rc%d.kind", j+1)
+	}
+	outs := strings.Join(rs, ", ")
+	name, e := fmt.Sprintf("Func%dR%d", n, m), ""
+	if withErr {
+		name, outs, e = fmt.Sprintf("FuncE%dR%d", n, m), outs+", error", " and an error"
+	}
+	sig := "func(" + strings.Join(ps, ", ") + ") (" + outs + ")"
+	fmt.Fprintf(b, "// %s wraps %s: %d results%s, a tuple in Python.\n", name, sig, m, e)
+	fmt.Fprintf(b, "func %s[%s any](fn %s) Typed {\n", name, strings.Join(append(append([]string{}, ps...), rs...), ", "), sig)
+	b.WriteString("\treturn Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {\n")
+	specList := argConvs(b, ps, lower)
+	for j, r := range rs {
+		fmt.Fprintf(b, "\t\trc%d, err := tupleOf[%s]()\n\t\tif err != nil {\n\t\t\treturn nil, typedErr(\"result\", %d, err)\n\t\t}\n", j+1, r, j+1)
+	}
+	inName := "_"
+	if n > 0 {
+		inName = "name"
+	}
+	fmt.Fprintf(b, "\t\treturn newTypedTuple(name, doc, opts, %s, []byte{%s}, func(in, out []cValue, %s string) (int, error) {\n", specList, strings.Join(kinds, ", "), inName)
+	convertArgs(b, ps, lower)
+	derefs := make([]string, n)
+	for i, l := range lower {
+		derefs[i] = "*" + l
+	}
+	call := "fn(" + strings.Join(derefs, ", ") + ")"
+	if withErr {
+		fmt.Fprintf(b, "\t\t\t%s, err := %s\n\t\t\tif err != nil {\n\t\t\t\treturn 0, err\n\t\t\t}\n", strings.Join(rv, ", "), call)
+	} else {
+		fmt.Fprintf(b, "\t\t\t%s := %s\n", strings.Join(rv, ", "), call)
+	}
+	for j := range rs {
+		fmt.Fprintf(b, "\t\t\tif err := putItem(rc%d, r%d, &out[%d], in); err != nil {\n\t\t\t\treturn %d, err // C frees the ones before\n\t\t\t}\n", j+1, j+1, j, j)
+	}
+	fmt.Fprintf(b, "\t\t\treturn %d, nil\n\t\t})\n\t}}\n}\n\n", m)
 }

@@ -1,0 +1,45 @@
+package pyext
+
+// bytesresult.go: a []byte result as Python bytes, one copy: Go makes the
+// bytes object from its own memory while the GIL is held, and hands C a
+// malloc'd copy when it runs without the GIL (ReleaseGIL).
+
+/*
+#include <stdlib.h>
+#include "ext_pyobj.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+)
+
+// bytesResult is the result converter of a slice of bytes (named or not).
+func bytesResult() result {
+	return result{C.GDL_V_BYTES, func(rv reflect.Value, v *C.gdl_value, _ []span) error {
+		return putBytes(rv.Bytes(), v)
+	}}
+}
+
+// isBytes says whether t is a slice of bytes, which Python gets as bytes.
+func isBytes(t reflect.Type) bool {
+	return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8
+}
+
+func putBytes(b []byte, v *C.gdl_value) error {
+	v.p, v.s, v.n = nil, nil, C.int64_t(len(b))
+	var data *C.char
+	if len(b) > 0 {
+		data = (*C.char)(unsafe.Pointer(&b[0]))
+	}
+	if v.serial != 0 { // the GIL is held: the one copy, into the bytes object
+		if v.p = C.gdl_bytes_new(data, C.int64_t(len(b))); v.p == nil {
+			return fmt.Errorf("no memory for a bytes result of %d bytes", len(b))
+		}
+		return nil
+	}
+	v.s = (*C.char)(C.CBytes(b))
+	return nil
+}
