@@ -1,0 +1,9 @@
+# make wine-test: godlpack's Windows build run here under Wine (tools/wine_test.py):
+# the Windows CPython of the cross builds' jar imports the cross-built win_amd64
+# wheel and runs the core test files, a pyext extension's checks (opmod) and Go
+# runtimes side by side. Installs Debian's wine when missing; the Windows CPython,
+# its wheels and the Wine prefix (with the Wine-only shims of tools/wine_shims.py)
+# are cached in CROSS_CACHE/wine (mk/cross.mk).
+.PHONY: wine-test
+wine-test: cross-deps
+	$(CROSS_ENV) $(PYTHON) tools/wine_test.py
