@@ -70,6 +70,10 @@ func parse(s string) (string, int, error) {
 // already, must be freed.
 func badSecond(n int) ([]byte, string) { return make([]byte, n), "\xff" }
 
+// bytesThenAlias's second result aliases its argument, which Go refuses
+// after making the first: C must free that bytes object.
+func bytesThenAlias(xs []float64) ([]byte, []float64) { return make([]byte, 1024), xs }
+
 func none() []byte { return nil }
 
 func echo(b []byte) []byte { return b } // aliases its argument: copied into bytes, so safe
@@ -91,6 +95,7 @@ var module = pyext.NewModule("valmod", "Python values of Go types, under test.")
 	Def("parse", pyext.FuncE1R3(func(s string) (string, int, bool, error) { k, n, err := parse(s); return k, n, n > 0, err }),
 		"parse(s)\n--\n\n'k=n' as (k, n, n > 0), or an error.").
 	Def("bad_second", pyext.Func1R2(badSecond), "bad_second(n)\n--\n\nn bytes, then a string that is not UTF-8.").
+	Def("bytes_then_alias", pyext.Func1R2(bytesThenAlias), "bytes_then_alias(xs)\n--\n\n1 KiB, then xs itself (refused).", pyext.ReadOnlyArgs).
 	Def("none", pyext.Func0(none), "none()\n--\n\nA nil []byte.").
 	Def("echo", pyext.Func1(echo), "echo(b)\n--\n\nb itself, returned.", pyext.ReadOnlyArgs)
 
