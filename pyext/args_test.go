@@ -63,7 +63,7 @@ func TestWithoutArgsFunctionsStayPositionalOnly(t *testing.T) {
 	m := NewModule("m", "").Def("clip", clip, "")
 	require.NoError(t, m.err)
 	assert.Equal(t, 0, int(m.funcs[0].c.named))
-	assert.Contains(t, m.Stub(), "def clip(arg1: SupportsDLPack, arg2: float, arg3: float, /) -> int:")
+	assert.Contains(t, m.Stub(), "def clip(arg1: SupportsDLPack | Buffer, arg2: float, arg3: float, /) -> int:")
 }
 
 func TestStubNamesPositionalParametersAsTheDocstringDoes(t *testing.T) {
@@ -73,9 +73,9 @@ func TestStubNamesPositionalParametersAsTheDocstringDoes(t *testing.T) {
 		Def("few", clip, "few(x)\n--\n\nToo few names.")
 	require.NoError(t, m.err)
 	stub := m.Stub()
-	assert.Contains(t, stub, "def clip(x: SupportsDLPack, lo: float, hi: float, /) -> int:")
-	assert.Contains(t, stub, "def odd(arg1: SupportsDLPack, arg2: float, arg3: float, /) -> int:")
-	assert.Contains(t, stub, "def few(arg1: SupportsDLPack, arg2: float, arg3: float, /) -> int:")
+	assert.Contains(t, stub, "def clip(x: SupportsDLPack | Buffer, lo: float, hi: float, /) -> int:")
+	assert.Contains(t, stub, "def odd(arg1: SupportsDLPack | Buffer, arg2: float, arg3: float, /) -> int:")
+	assert.Contains(t, stub, "def few(arg1: SupportsDLPack | Buffer, arg2: float, arg3: float, /) -> int:")
 	assert.Equal(t, 0, int(m.funcs[0].c.named)) // still positional-only
 }
 
@@ -113,7 +113,7 @@ func TestClassDefinitionChecks(t *testing.T) {
 		"class Point:\n    \"A point.\\n\"\n",
 		"    def __init__(self, x: float = 0.0, y: float = 0.0) -> None: ...  # once, by Cls(...); again: TypeError\n",
 		"    def norm2(self) -> float:\n",
-		"    def scale(self, v: SupportsDLPack, a: float = 2.0) -> None:\n",
+		"    def scale(self, v: SupportsDLPack | Buffer, a: float = 2.0) -> None:\n",
 		"    @property\n    def x(self) -> float:\n", "    @x.setter\n    def x(self, value: float) -> None: ...\n",
 		"def dist(a: Point, b: Point) -> float:",
 	} {
@@ -143,6 +143,6 @@ func TestClassDefinitionChecks(t *testing.T) {
 func TestStubTypeMapsGoTypes(t *testing.T) {
 	m := NewModule("m", "").Def("f", func(x []float32, s string) ([]float64, bool) { return nil, false }, "doc")
 	require.NoError(t, m.err)
-	assert.True(t, strings.Contains(m.Stub(), "def f(arg1: SupportsDLPack, arg2: str, /) -> tuple[Tensor, bool]:"))
+	assert.True(t, strings.Contains(m.Stub(), "def f(arg1: SupportsDLPack | Buffer, arg2: str, /) -> tuple[Tensor, bool]:"))
 	assert.Contains(t, m.Stub(), "class SupportsDLPack(Protocol):")
 }

@@ -46,7 +46,7 @@ func TestFuncParametersAreCallables(t *testing.T) {
 
 	stub := m.Stub()
 	assert.Contains(t, stub, "from collections.abc import Callable\n")
-	assert.Contains(t, stub, "def apply(arg1: SupportsDLPack, arg2: Callable[[float], float], /) -> float:")
+	assert.Contains(t, stub, "def apply(arg1: SupportsDLPack | Buffer, arg2: Callable[[float], float], /) -> float:")
 	assert.Contains(t, stub, "def check(arg1: Callable[[str, int], bool], /) -> bool:")
 	assert.Contains(t, stub, "def objs(arg1: Callable[[CbObj], tuple[CbObj, int]], /) -> None:")
 	assert.NotContains(t, NewModule("n", "").Def("f", func(x int) int { return x }, "").Stub(), "Callable")

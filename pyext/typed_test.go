@@ -37,8 +37,8 @@ func TestTypedWrappersOfEveryArity(t *testing.T) {
 	assert.Equal(t, 0, int(m.funcs[4].c.nparams))
 	assert.NotNil(t, cls.info.methods[0].call)
 	stub := m.Stub()
-	assert.Contains(t, stub, "def sum6(arg1: SupportsDLPack, arg2: float, arg3: int, arg4: bool, arg5: str, arg6: float, /) -> float:")
-	assert.Contains(t, stub, "def sum6e(arg1: SupportsDLPack, arg2: float, arg3: int, arg4: bool, arg5: str, arg6: float, /) -> float:")
+	assert.Contains(t, stub, "def sum6(arg1: SupportsDLPack | Buffer, arg2: float, arg3: int, arg4: bool, arg5: str, arg6: float, /) -> float:")
+	assert.Contains(t, stub, "def sum6e(arg1: SupportsDLPack | Buffer, arg2: float, arg3: int, arg4: bool, arg5: str, arg6: float, /) -> float:")
 	assert.Contains(t, stub, "def p6(arg1: int, arg2: int, arg3: int, arg4: int, arg5: int, arg6: int, /) -> None:")
 	assert.Contains(t, stub, "    def m6(self, arg1: int, arg2: int, arg3: int, arg4: int, arg5: int, arg6: int, /) -> int:")
 }
