@@ -36,6 +36,7 @@ ARRMOD = ["tests/pyext/arrmod/check_arrmod.py"]  # a test extension's checks (te
 CLASSMOD = ["tests/pyext/classmod/check_classmod.py"]
 OPMOD = ["tests/pyext/opmod/check_opmod.py"]
 CBMOD = ["tests/pyext/cbmod/check_cbmod.py"]
+VALMOD = ["tests/pyext/valmod/check_valmod.py"]
 SHAPE = "core/shape.c"  # the validator's count and span arithmetic
 
 
@@ -297,6 +298,18 @@ MUTANTS = [
            "      PyLong_AsLong(gen) == 2 && !gdl_forked())", "      PyLong_AsLong(gen) == 3 && !gdl_forked())", CBMOD),
     Mutant("callbacks: the hook asks Go in a forked child", "pyext/ext_pyobj.c",
            "      PyLong_AsLong(gen) == 2 && !gdl_forked())", "      PyLong_AsLong(gen) == 2)", CBMOD),
+    # --- issue 39: bytes and tuple results (pyext/ext.c, results.go, typed.go) --------------------
+    Mutant("results: a bytes result's C copy (without the GIL) is never freed", "pyext/ext.c",
+           "        b = PyBytes_FromStringAndSize(v->s, (Py_ssize_t)v->n);\n        free((void*)v->s);",
+           "        b = PyBytes_FromStringAndSize(v->s, (Py_ssize_t)v->n);", VALMOD),
+    Mutant("results: a tuple's first result leaks when a later one fails", "pyext/ext.c",
+           "      Py_XDECREF((PyObject*)out[i].p);", "", VALMOD),
+    Mutant("results: a str result that is not UTF-8 does not name the function", "pyext/ext.c",
+           "      if (s == NULL) note_result(fn, i);", "      if (0) note_result(fn, i);", VALMOD),
+    Mutant("results: an error in a tuple's value slot is taken", "pyext/typed.go",
+           "if err == nil && rc.isErr {", "if false && err == nil && rc.isErr {", [], [("./pyext", "TestTupleWrapper")]),
+    Mutant("results: a []byte result is a Tensor again", "pyext/results.go",
+           "if isBytes(t) {", "if false {", VALMOD),
 ]
 
 
