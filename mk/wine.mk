@@ -2,8 +2,8 @@
 # the Windows CPython of the cross builds' jar imports the cross-built win_amd64
 # wheel and runs the core test files, a pyext extension's checks (opmod) and Go
 # runtimes side by side. Installs Debian's wine when missing; the Windows CPython,
-# its wheels and the Wine prefix (with the Wine-only shims of tools/wine_shims.py)
-# are cached in CROSS_CACHE/wine (mk/cross.mk).
+# its wheels and the Wine-only shims (tools/wine_shims.py) are cached in
+# CROSS_CACHE/wine (mk/cross.mk); the Wine prefix (build/wine-X-prefix) is not.
 .PHONY: wine-test
 wine-test: cross-deps
 	$(CROSS_ENV) $(PYTHON) tools/wine_test.py
