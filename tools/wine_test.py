@@ -57,14 +57,6 @@ MARKS = {
     "runtime/test_export.py::test_dl_device_gpu_from_cpu_with_stand_in_driver":
         ("skip", "builds its stand-in CUDA driver with this machine's C compiler, which the Windows "
                  "harness has not"),
-    **{f"pyext/opmod/check_opmod.py::{t}":
-       ("skip", "tests/support/children.py run_child ends the child's session with os.killpg, which "
-                "Windows has not (p.kill() there)")
-       for t in ("test_a_partly_consumed_iterator_kept_until_shutdown_lets_the_process_exit",
-                 "test_pulling_a_sequence_that_calls_python_during_finalization_raises")},
-    "runtime/test_threads.py::test_last_reference_dropped_in_another_thread":
-        ("xfail", "Windows bug: python/godlpack/_probe.c delete_any records pthread_self() as the "
-                  "deleter's thread, which on Windows is not threading.get_ident() (GetCurrentThreadId)"),
 }
 
 _PLUGIN = '''"""pytest plugin of tools/wine_test.py: its MARKS, by node id."""

@@ -18,6 +18,9 @@
 #include <Python.h>
 #include <pthread.h>
 #include <stdlib.h>
+#ifdef _WIN32
+#include <windows.h>
+#endif
 #include <string.h>
 
 #include "godlpack/godlpack.h" /* dlpack.h and the exchange API capsule name */
@@ -98,6 +101,16 @@ static rec* rec_new(void* m, void (*orig)(void*), void* data, int versioned) {
 
 /* The deleter of our tensors and the trampoline of intercepted ones: counts every
  * call, frees or forwards on the first only (a second call is counted, not run). */
+/* The calling thread as threading.get_ident() names it: pthread_self() on
+ * POSIX; on Windows winpthreads' handle is not the OS thread id Python uses. */
+static unsigned long this_thread(void) {
+#ifdef _WIN32
+  return (unsigned long)GetCurrentThreadId();
+#else
+  return (unsigned long)pthread_self();
+#endif
+}
+
 static void delete_any(void* m) {
   void (*forward)(void*) = NULL;
   int raising = 0;
@@ -105,7 +118,7 @@ static void delete_any(void* m) {
   rec* r = rec_find(m);
   if (r == NULL) orphans++;
   else {
-    if (r->calls < NTHREADS) r->threads[r->calls] = (unsigned long)pthread_self();
+    if (r->calls < NTHREADS) r->threads[r->calls] = this_thread();
     r->calls++;
     raising = r->raising;
     if (r->pending) {

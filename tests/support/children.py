@@ -16,15 +16,19 @@ def run_child(tmp_path, code: str, timeout: float = 60) -> subprocess.CompletedP
     script.write_text(code)
     p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
+
+    def kill() -> None:  # the child and what it left behind (a forked grandchild); Windows has no groups
+        try:
+            os.killpg(p.pid, signal.SIGKILL) if hasattr(os, "killpg") else p.kill()
+        except (ProcessLookupError, PermissionError):
+            pass
+
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
+        kill()
         p.communicate()
         raise
     finally:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)  # what the child left behind (a forked grandchild)
-        except ProcessLookupError:
-            pass
+        kill()
     return subprocess.CompletedProcess(p.args, p.returncode, out, err)
