@@ -17,7 +17,8 @@ Set-up, each step cached under $GODLPACK_CROSS_CACHE/wine and done only
 when missing: Debian's wine and wine64 (apt-get), the Windows CPython,
 the wheels (pip download --platform win_amd64), the Wine prefix with the
 Wine-only shims of tools/wine_shims.py (never in a product); the Wine
-prefix (build/wine-X-prefix, with those shims) is made per checkout. The
+prefix ($TMPDIR/godlpack-wine-X-prefix, with those shims) is made once, outside
+the tree (it links to /). The
 builds (build/wine) come from tools/crosswheel.py and tools/cross.py.
 Failures that are Wine's or this harness's are skipped, and known Windows
 bugs are strict xfails, each with its reason (MARKS).
@@ -160,8 +161,10 @@ def _objdump() -> str:
 def prefix(wine: str, home: str) -> str:
     """The Wine prefix, made once per checkout, with the shim DLLs (cached) in its system32."""
     ver = subprocess.run([wine, "--version"], capture_output=True, text=True, check=True).stdout.split()[0]
-    # Not in the cache: about 700 MB that wineboot makes in seconds.
-    pfx = os.path.join(ROOT, "build", f"{ver}-prefix")  # wine-8.0
+    # Not in the cache: about 700 MB that wineboot makes in seconds. Not in the
+    # tree either: its dosdevices/z: links to /, and a walk of the tree (goimports
+    # of gopy's build, tests/tooling/test_gopy.py) would walk the whole disk.
+    pfx = os.path.join(tempfile.gettempdir(), f"godlpack-{ver}-prefix")  # wine-8.0
     if not _done(pfx):
         shutil.rmtree(pfx, ignore_errors=True)
         subprocess.run(["wineboot", "-i"], env=wine_env(pfx), check=True,
