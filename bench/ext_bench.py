@@ -1,24 +1,29 @@
-"""Per-call cost of a Go extension function (package pyext) next to nanobind
-and gopy: sum(x) of one NumPy float64 array returning a float, at 1, 1K and
-1M elements, a call with a keyword argument (kw(1.0, b=2.0)) and method
-calls on an object of a class (obj.fid(1.0), obj.sum(x)) (`make bench-ext`).
+"""Per-call cost of a Go extension function (package pyext) next to PyO3,
+nanobind and gopy: sum(x) of one NumPy float64 array returning a float, at 1,
+1K and 1M elements, a call with a keyword argument (kw(1.0, b=2.0)), method
+calls on an object of a class (obj.fid(1.0), obj.sum(x)) and bytes both ways
+(bytes_in(1 KiB), bytes_out() -> 1 KiB) (`make bench-ext`).
 
     python bench/ext_bench.py [--rounds 41] [--sizes 1,1000,1000000] [--no-gopy]
     python bench/ext_bench.py --summary bench/out/ext_bench.json   # the targets again
 
 Builds the probes first (bench/ext/: gosum with tools/godlpack_build.py,
-nbsum from nanobind's sources with $CXX, gopysum with the gopy pinned in
-examples/gopy/tools), into bench/out/. godlpack and nanobind run in this
-process: every (function, size) cell is calibrated to about --cell-ms per
-batch, then all cells are timed in --rounds rounds, each in a fresh random
-order, so load and drift hit all alike; the table gives the median and IQR
-(p25-p75) per call in ns and the ratio godlpack/nanobind of the medians.
+nbsum from nanobind's sources with $CXX, pyo3bench with maturin and cargo
+(its cargo cache in bench/ext/pyo3bench/target; without cargo or maturin one
+sentence says so and the PyO3 column is empty), gopysum with the gopy pinned
+in examples/gopy/tools), into bench/out/, each only when its sources are
+newer than the module. godlpack, PyO3 and nanobind run in this process:
+every (function, size) cell is calibrated to about --cell-ms per batch, then
+all cells are timed in --rounds rounds, each in a fresh random order, so load
+and drift hit all alike; the table gives the median and IQR (p25-p75) per
+call in ns and the ratios godlpack/PyO3 and godlpack/nanobind of the medians.
 gopy runs in a child process (a gopy module is a second Go runtime, which
 the one-runtime rule keeps out of godlpack's process) with nanobind's sum
 again as its in-process reference. Samples and the table go to
 bench/out/ext_bench.json and bench/out/ext_bench.txt; the table ends with
 issue 32's targets as ratios to the floor ("C + 1 cgo call to empty Go
-func") and to nanobind.
+func") and to nanobind, and issue 39's: (pyext - floor) / PyO3 per row (what
+pyext adds above Go's own price for the crossing, against PyO3's whole call).
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -40,6 +46,7 @@ EXT = os.path.join(ROOT, "bench", "ext")
 OUT = os.path.join(ROOT, "bench", "out")
 SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
 GOPY_BUILD = os.path.join(EXT, "gopysum", "build")  # inside its Go module, as gopy needs
+PYO3 = os.path.join(EXT, "pyo3bench")
 
 
 # ---- building the probes ---------------------------------------------------
@@ -86,6 +93,55 @@ def build_nbsum():
           "-I" + nanobind.include_dir(), "-I" + os.path.join(nb, "ext", "robin_map", "include"),
           "-I" + sysconfig.get_paths()["include"],
           os.path.join(nanobind.source_dir(), "nb_combined.cpp"), src, "-o", so], cwd=OUT)
+
+
+class Unavailable(Exception):
+    """A peer that cannot be built here: its column is left empty, the sentence printed."""
+
+
+def _pyo3_sources():
+    files = [os.path.join(PYO3, f) for f in ("Cargo.toml", "Cargo.lock", "pyproject.toml")]
+    for base, _, names in os.walk(os.path.join(PYO3, "src")):
+        files += [os.path.join(base, f) for f in names]
+    return [f for f in files if os.path.exists(f)]
+
+
+def build_pyo3bench():
+    """maturin build --release (cargo's cache in bench/ext/pyo3bench/target), then the
+    module out of the wheel into bench/out/; nothing when the module is newer than its sources."""
+    import importlib.util
+    import zipfile
+
+    so = os.path.join(OUT, "pyo3bench" + SUFFIX)
+    if os.path.exists(so) and os.path.getmtime(so) >= max(os.path.getmtime(f) for f in _pyo3_sources()):
+        return
+    if shutil.which("cargo") is None:
+        raise Unavailable("PyO3 column skipped: cargo is not on PATH "
+                          "(install Rust, e.g. with rustup, to build bench/ext/pyo3bench).")
+    if importlib.util.find_spec("maturin") is None:
+        raise Unavailable("PyO3 column skipped: maturin is not installed in this Python "
+                          f"({sys.executable} -m pip install maturin).")
+    wheels = os.path.join(PYO3, "target", "wheels")
+    shutil.rmtree(wheels, ignore_errors=True)
+    _run([sys.executable, "-m", "maturin", "build", "--release", "--interpreter", sys.executable, "--out", wheels],
+         cwd=PYO3)
+    (whl,) = [os.path.join(wheels, f) for f in os.listdir(wheels) if f.endswith(".whl")]
+    with zipfile.ZipFile(whl) as z:
+        (member,) = [n for n in z.namelist() if os.path.basename(n).startswith("pyo3bench") and n.endswith(SUFFIX)]
+        with z.open(member) as src, open(so + ".tmp", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    os.replace(so + ".tmp", so)
+
+
+def pyo3_version():
+    """PyO3's and rust-numpy's versions in Cargo.lock (what the module was built with)."""
+    try:
+        with open(os.path.join(PYO3, "Cargo.lock")) as f:
+            text = f.read()
+    except OSError:
+        return None
+    got = dict(re.findall(r'name = "(pyo3|numpy)"\nversion = "([^"]+)"', text))
+    return got or None
 
 
 def build_gopysum():
@@ -224,10 +280,19 @@ def cells_main(sizes):
     except ImportError as e:
         nbsum = None
         print(f"nanobind rows unavailable: {e}", file=sys.stderr)
-    for lib, m in (("godlpack", gosum), ("nanobind", nbsum)):
+    try:
+        import pyo3bench
+    except ImportError as e:
+        pyo3bench = None
+        print(f"PyO3 rows unavailable: {e}", file=sys.stderr)
+    peers = (("godlpack", gosum), ("nanobind", nbsum), ("pyo3", pyo3bench))
+    kib = bytes(range(256)) * 4
+    for lib, m in peers:
         if m is None:
             continue
         cells += [Cell((lib, "noop"), 0, m.noop, nargs=0), Cell((lib, "fid"), 0, m.fid, 1.0)]
+        # bytes both ways: 1 KiB in (a byte slice), 1 KiB out (a bytes object)
+        cells += [Cell((lib, "bytes_in"), 0, m.bytes_in, kib), Cell((lib, "bytes_out"), 0, m.bytes_out, nargs=0)]
         # keyword arguments, kw(1.0, b=2.0); methods of a class, obj.fid(1.0)
         cells += [Cell((lib, "add3"), 0, m.add3, 1.0, loop=_loop3), Cell((lib, "add6"), 0, m.add6, 1.0, loop=_loop6)]
         cells += [Cell((lib, "kw"), 0, m.kw, 1.0, loop=_loop_kw),
@@ -236,11 +301,13 @@ def cells_main(sizes):
             cells += [Cell((lib, "noop_typed"), 0, m.noop_typed, nargs=0), Cell((lib, "fid_typed"), 0, m.fid_typed, 1.0),
                       Cell((lib, "kw_typed"), 0, m.kw_typed, 1.0, loop=_loop_kw),
                       Cell((lib, "add3_typed"), 0, m.add3_typed, 1.0, loop=_loop3),
-                      Cell((lib, "add6_typed"), 0, m.add6_typed, 1.0, loop=_loop6)]
+                      Cell((lib, "add6_typed"), 0, m.add6_typed, 1.0, loop=_loop6),
+                      Cell((lib, "bytes_in_typed"), 0, m.bytes_in_typed, kib),
+                      Cell((lib, "bytes_out_typed"), 0, m.bytes_out_typed, nargs=0)]
     cells.append(Cell(("godlpack", "raw_go_noop"), 0, gosum.raw_go_noop, nargs=0))
     for n in sizes:
         x = np.ones(n, np.float64)
-        for lib, m in (("godlpack", gosum), ("nanobind", nbsum)):
+        for lib, m in peers:
             if m is None:
                 continue
             for fn in ("sum", "sum_nogil", "touch", "ndim"):
@@ -249,7 +316,8 @@ def cells_main(sizes):
             if lib == "godlpack":
                 cells += [Cell((lib, fn), n, getattr(m, fn), x) for fn in ("sum_typed", "touch_typed", "ndim_typed")]
                 cells.append(Cell((lib, "method_sum_r"), n, m.Acc(), x, loop=_loop_sum_r_method))
-            # Requirements: a (n, 3) array; a strided x converted into a temporary (nanobind converts by default).
+            # Requirements: a (n, 3) array; a strided x converted into a temporary (nanobind converts by
+            # default; PyO3's sum, a rust-numpy view, reads it in place).
             cells += [Cell((lib, "rows3"), n, m.rows3, np.ones((n, 3))),
                       Cell((lib, "sum_conv"), n, m.sum_conv if lib == "godlpack" else m.sum, np.ones(2 * n)[::2])]
         cells += [Cell(("godlpack", fn), n, getattr(gosum, fn), x)
@@ -262,6 +330,11 @@ def cells_main(sizes):
             assert getattr(c.f, c.key[1].removeprefix("method_"))(c.arg) == float(c.size), c.key
         elif c.key[1].startswith("kw"):
             assert c.f(c.arg, b=2.0) == 3.0 and c.f(c.arg) == 2.0, c.key
+        elif c.key[1].startswith("bytes_in"):
+            assert c.f(c.arg) == len(c.arg) == 1024, c.key
+        elif c.key[1].startswith("bytes_out"):
+            r = c.f()
+            assert type(r) is bytes and len(r) == 1024, c.key
         elif c.key[1] == "method_fid":
             assert c.f.fid(c.arg) == c.arg, c.key
         elif c.key[1].startswith("add"):
@@ -318,6 +391,8 @@ LABELS = {
     "kw": "kw(1.0, b=2.0), pyext.Args", "kw_typed": "kw(1.0, b=2.0), Func2 + Args",
     "method_fid": "obj.fid(1.0), class method, Func2", "method_sum": "obj.sum(x), class method, Func2",
     "method_sum_r": "obj.sum(x), class method, reflection",
+    "bytes_in": "bytes_in(1 KiB bytes) -> int", "bytes_in_typed": "bytes_in(b []byte), pyext.Func1",
+    "bytes_out": "bytes_out() -> 1 KiB bytes", "bytes_out_typed": "bytes_out() []byte, pyext.Func0",
 }
 
 
@@ -328,23 +403,26 @@ def fmt_ns(v):
 def table(rows, gopy_rows, gopy_note, rounds):
     idx = {(r["lib"], r["fn"], r["size"]): r for r in rows}
     sizes = sorted({r["size"] for r in rows if r["size"]})
-    lines = ["per call, median [p25-p75]; ratio = godlpack / nanobind (medians)", ""]
-    head = f"{'function':38s} {'size':>8s} {'godlpack (pyext)':>30s} {'nanobind':>30s} {'ratio':>6s}"
+    lines = ["per call, median [p25-p75]; /PyO3, /nb = godlpack / PyO3, godlpack / nanobind (medians)", ""]
+    head = (f"{'function':38s} {'size':>8s} {'godlpack (pyext)':>26s} {'PyO3':>26s} {'nanobind':>26s}"
+            f" {'/PyO3':>6s} {'/nb':>6s}")
     lines += [head, "-" * len(head)]
 
     def cell(r):
         return f"{fmt_ns(r['median'])} [{fmt_ns(r['p25'])}-{fmt_ns(r['p75'])}]" if r else "-"
 
     for fn, szs in (("noop", [0]), ("noop_typed", [0]), ("fid", [0]), ("fid_typed", [0]), ("add3", [0]),
-                    ("add3_typed", [0]), ("add6", [0]), ("add6_typed", [0]), ("sum", sizes),
+                    ("add3_typed", [0]), ("add6", [0]), ("add6_typed", [0]), ("bytes_in", [0]),
+                    ("bytes_in_typed", [0]), ("bytes_out", [0]), ("bytes_out_typed", [0]), ("sum", sizes),
                     ("sum_typed", sizes), ("sum_nogil", sizes), ("touch", sizes), ("touch_typed", sizes),
                     ("ndim", sizes), ("ndim_typed", sizes), ("rows3", sizes), ("sum_conv", sizes), ("kw", [0]),
                     ("kw_typed", [0]), ("method_fid", [0]), ("method_sum", sizes), ("method_sum_r", sizes)):
         for n in szs:
             ref = fn.removesuffix("_typed").removesuffix("_r")
-            g, b = idx.get(("godlpack", fn, n)), idx.get(("nanobind", ref, n))
-            ratio = f"{g['median'] / b['median']:.2f}" if g and b else "-"
-            lines.append(f"{LABELS[fn]:38s} {n or '':>8} {cell(g):>30s} {cell(b):>30s} {ratio:>6s}")
+            g, o, b = (idx.get(("godlpack", fn, n)), idx.get(("pyo3", ref, n)), idx.get(("nanobind", ref, n)))
+            ro, rb = (f"{g['median'] / r['median']:.2f}" if g and r else "-" for r in (o, b))
+            lines.append(f"{LABELS[fn]:38s} {n or '':>8} {cell(g):>26s} {cell(o):>26s} {cell(b):>26s}"
+                         f" {ro:>6s} {rb:>6s}")
     lines += ["", "breakdown probes (same process)", ""]
     for lib, fn, szs in (("python", "raw_c_noop", [0]), ("godlpack", "raw_go_noop", [0]),
                          ("godlpack", "raw_dl_sum", sizes), ("godlpack", "raw_dl0_sum", sizes),
@@ -419,6 +497,56 @@ def summary(rows):
     return "\n".join(lines)
 
 
+# Issue 39's targets: (pyext row, peer row, label, limit of (pyext - floor) / PyO3, loops). The floor
+# (an empty //export-ed Go function called from C: "C + 1 cgo call to empty Go func") is Go's own
+# price for the crossing; what pyext adds above it is held against PyO3's whole call, medians of
+# the same run. A row whose function loops over the elements is held at 1 and 1000 elements (its
+# larger sizes time Go's loop against Rust's: "loop"); rows that do not loop at every size.
+TARGETS_PYO3 = (
+    ("noop_typed", "noop", "noop(), Proc0", 1.0, False),
+    ("fid_typed", "fid", "fid(1.0), Func1", 1.0, False),
+    ("kw_typed", "kw", "kw(1.0, b=2.0), Func2 + Args", 1.0, False),
+    ("add6_typed", "add6", "add6(1.0 x 6), Func6", 1.0, False),
+    ("method_fid", "method_fid", "obj.fid(1.0), method Func2", 1.0, False),
+    ("sum_typed", "sum", "sum(x []float64), Func1", 1.0, True),
+    ("bytes_in_typed", "bytes_in", "bytes_in(1 KiB), Func1 []byte", 1.0, False),
+    ("bytes_out_typed", "bytes_out", "bytes_out() 1 KiB, Func0 []byte", 1.0, False),
+    ("ndim_typed", "ndim", "ndim(t godlpack.Tensor), Func1", 1.5, False),
+    ("rows3", "rows3", "rows3, NDArray + Require", 1.5, True),
+)
+
+
+def summary_pyo3(rows):
+    """Each issue-39 row: pyext, pyext - floor, PyO3 and nanobind (medians), (pyext - floor) / PyO3
+    and / nanobind, and whether the target holds."""
+    idx = {(r["lib"], r["fn"], r["size"]): r["median"] for r in rows}
+    floor = idx.get(("godlpack", "raw_go_noop", 0))
+    if not floor:
+        return "PyO3 targets: no floor row"
+    if not any(r["lib"] == "pyo3" for r in rows):
+        return "PyO3 targets: no PyO3 rows in this run (see the sentence above on why it was not built)"
+    lines = [f"PyO3 targets, (pyext - floor) / PyO3 (floor: C + 1 cgo call to empty Go func, {fmt_ns(floor)})", "",
+             f"{'call':34s} {'size':>8s} {'pyext':>7s} {'-floor':>7s} {'PyO3':>7s} {'nb':>7s} "
+             f"{'/PyO3':>6s} {'target':>6s} {'/nb':>6s}  holds"]
+    lines.append("-" * len(lines[-1]))
+    held = []
+    for fn, ref, label, limit, loops in TARGETS_PYO3:
+        for n in sorted({r["size"] for r in rows if r["fn"] == fn and r["lib"] == "godlpack"}):
+            g, o, b = idx[("godlpack", fn, n)], idx.get(("pyo3", ref, n)), idx.get(("nanobind", ref, n))
+            above = g - floor
+            ro, rb = (above / o if o else None), (above / b if b else None)
+            verdict = "loop" if loops and n > 1000 else "-" if ro is None else "yes" if ro <= limit else "NO"
+            if verdict in ("yes", "NO"):
+                held.append(verdict == "yes")
+            fo, fb = ("-" if r is None else f"{r:.2f}" for r in (ro, rb))
+            no, nb = ("-" if v is None else f"{v:.0f}" for v in (o, b))
+            lines.append(f"{label:34s} {n or '':>8} {g:7.0f} {above:7.0f} {no:>7s} {nb:>7s} "
+                         f"{fo:>6s} {limit:>6} {fb:>6s}  {verdict}")
+    lines.append(f"\n{sum(held)} of {len(held)} PyO3 targets hold"
+                 " (\"loop\": the function's loop over the elements, timed for reference, no target)")
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=41)
@@ -431,7 +559,8 @@ def main():
     args = p.parse_args()
     if args.summary:
         with open(args.summary) as f:
-            print(summary(json.load(f)["main"]))
+            rows = json.load(f)["main"]
+        print(summary(rows) + "\n\n" + summary_pyo3(rows))
         return
     if args.child:
         json.dump(measure(args.child, args), sys.stdout)
@@ -444,6 +573,12 @@ def main():
         build_nbsum()
     except Exception as e:  # noqa: BLE001  reported as unavailable rows
         print(f"nanobind probe not built: {e}", file=sys.stderr)
+    try:
+        build_pyo3bench()
+    except Unavailable as e:
+        print(e, file=sys.stderr)
+    except RuntimeError as e:  # a failed cargo build (e.g. no crates registry): the column only
+        print(f"PyO3 column skipped: bench/ext/pyo3bench did not build: {e}", file=sys.stderr)
     gopy_rows, gopy_note = None, "--no-gopy"
     if not args.no_gopy:
         try:
@@ -458,7 +593,7 @@ def main():
         except Exception as e:  # noqa: BLE001
             gopy_note = str(e).strip().splitlines()[-1] if str(e).strip() else repr(e)
     rows = measure("main", args)
-    text = table(rows, gopy_rows, gopy_note, args.rounds) + "\n\n" + summary(rows)
+    text = table(rows, gopy_rows, gopy_note, args.rounds) + "\n\n" + summary(rows) + "\n\n" + summary_pyo3(rows)
     print(text)
     import numpy as np
     try:
@@ -466,7 +601,8 @@ def main():
         nbv = nanobind.__version__
     except ImportError:
         nbv = None
-    meta = {"python": sys.version, "numpy": np.__version__, "nanobind": nbv, "machine": platform.machine(),
+    meta = {"python": sys.version, "numpy": np.__version__, "nanobind": nbv, "pyo3": pyo3_version(),
+            "machine": platform.machine(),
             "cpus": os.cpu_count(), "loadavg": os.getloadavg(), "rounds": args.rounds, "cell_ms": args.cell_ms,
             "go": subprocess.run(["go", "version"], capture_output=True, text=True).stdout.strip()}
     with open(os.path.join(OUT, "ext_bench.json"), "w") as f:

@@ -13,6 +13,7 @@ int gosum_add_raw(PyObject* m);
 import "C"
 
 import (
+	"bytes"
 	"reflect"
 	"unsafe"
 
@@ -36,8 +37,8 @@ var module = pyext.NewModule("gosum", "Per-call cost probes for bench/ext_bench.
 	Def("ndim_typed", pyext.Func1(ndim), "ndim(t), typed.", pyext.ReadOnlyArgs).
 	// Array requirements: a (n, 3) N-d view, and a slice with conversion allowed.
 	Def("rows3", pyext.Func1(rows3), "rows3(x): the sum of a (n, 3) float64 array.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.Shape(-1, 3), pyext.CContig)).
-	Def("sum_conv", pyext.Func1(sum), "sum(x), converting what does not conform.", pyext.ReadOnlyArgs, pyext.Convert(0)).
+		pyext.Require("x", pyext.Shape(-1, 3), pyext.CContig), pyext.Args("x")).
+	Def("sum_conv", pyext.Func1(sum), "sum(x), converting what does not conform.", pyext.ReadOnlyArgs, pyext.Convert("x"), pyext.Args("x")).
 	// Keyword arguments (pyext.Args): kw(a, b=1.0) called as kw(1.0, b=2.0).
 	Def("kw", kw, "kw(a, b=1.0): a + b.", pyext.Args("a", "b=1.0")).
 	Def("kw_typed", pyext.Func2(kw), "kw(a, b=1.0), typed.", pyext.Args("a", "b=1.0")).
@@ -46,6 +47,11 @@ var module = pyext.NewModule("gosum", "Per-call cost probes for bench/ext_bench.
 	Def("add3_typed", pyext.Func3(add3), "add3, typed.").
 	Def("add6", add6, "add6(a, b, c, d, e, f): their sum.").
 	Def("add6_typed", pyext.Func6(add6), "add6, typed.").
+	// Bytes both ways: bytes of 1 KiB into a []byte (zero-copy, a buffer), a []byte result of 1 KiB as bytes (one copy).
+	Def("bytes_in", bytesIn, "bytes_in(b): len(b).", pyext.ReadOnlyArgs).
+	Def("bytes_in_typed", pyext.Func1(bytesIn), "bytes_in(b), typed.", pyext.ReadOnlyArgs).
+	Def("bytes_out", bytesOut, "bytes_out(): 1 KiB of bytes.").
+	Def("bytes_out_typed", pyext.Func0(bytesOut), "bytes_out(), typed.").
 	// A class: Acc().sum(x) and Acc().fid(a), methods called on an object.
 	Class(pyext.NewClass[acc]("Acc", "Acc(): methods for the per-call cost of a method call.").
 		Init(func() *acc { return &acc{} }).
@@ -148,3 +154,9 @@ func main() {}
 func add3(a, b, c float64) float64 { return a + b + c }
 
 func add6(a, b, c, d, e, f float64) float64 { return a + b + c + d + e + f }
+
+// kib is bytes_out's result, 1 KiB (the size of PyO3's and nanobind's).
+var kib = bytes.Repeat([]byte{7}, 1024)
+
+func bytesIn(b []byte) int { return len(b) }
+func bytesOut() []byte     { return kib }

@@ -14,6 +14,9 @@ static double sum(Array x) {
   return s;
 }
 
+// bytes_out's result, 1 KiB (the size of gosum's and PyO3's).
+static const char kib[1024] = {7};
+
 struct Acc {
   long calls = 0;
   double sum(Array x) {
@@ -36,6 +39,9 @@ NB_MODULE(nbsum, m) {
   m.def("add3", [](double a, double b, double c) { return a + b + c; }, "add3(a, b, c): a + b + c.");
   m.def("add6", [](double a, double b, double c, double d, double e, double f) { return a + b + c + d + e + f; },
         "add6(a, b, c, d, e, f): their sum.");
+  // Bytes both ways: bytes in (nb::bytes, no copy), 1 KiB of bytes out (one copy).
+  m.def("bytes_in", [](nb::bytes b) { return b.size(); }, "bytes_in(b): len(b).");
+  m.def("bytes_out", []() { return nb::bytes(kib, sizeof kib); }, "bytes_out(): 1 KiB of bytes.");
   m.def("kw", [](double a, double b) { return a + b; }, "a"_a, "b"_a = 1.0, "kw(a, b=1.0): a + b.");
   nb::class_<Acc>(m, "Acc")
       .def(nb::init<>())
