@@ -115,6 +115,8 @@ def build_pyo3bench():
     so = os.path.join(OUT, "pyo3bench" + SUFFIX)
     if os.path.exists(so) and os.path.getmtime(so) >= max(os.path.getmtime(f) for f in _pyo3_sources()):
         return
+    if os.path.exists(so):  # older than its sources: never timed in place of the code it no longer is
+        os.remove(so)
     if shutil.which("cargo") is None:
         raise Unavailable("PyO3 column skipped: cargo is not on PATH "
                           "(install Rust, e.g. with rustup, to build bench/ext/pyo3bench).")
