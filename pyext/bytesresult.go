@@ -7,6 +7,7 @@ package pyext
 /*
 #include <stdlib.h>
 #include "ext_pyobj.h"
+#include "ext_conv.h"
 */
 import "C"
 
@@ -21,6 +22,33 @@ func bytesResult() result {
 	return result{C.GDL_V_BYTES, func(rv reflect.Value, v *C.gdl_value, _ []span) error {
 		return putBytes(rv.Bytes(), v)
 	}}
+}
+
+// ByteArray is a []byte that a function returns as a bytearray (a
+// parameter of it takes what a []byte does).
+type ByteArray []byte
+
+// byteArrayResult is ByteArray's result converter: one copy, as for bytes.
+func byteArrayResult() result {
+	return result{C.GDL_V_BYTEARRAY, func(rv reflect.Value, v *C.gdl_value, _ []span) error {
+		return putByteArray(rv.Bytes(), v)
+	}}
+}
+
+func putByteArray(b []byte, v *C.gdl_value) error {
+	v.p, v.s, v.n = nil, nil, C.int64_t(len(b))
+	var data *C.char
+	if len(b) > 0 {
+		data = (*C.char)(unsafe.Pointer(&b[0]))
+	}
+	if v.serial != 0 { // the GIL is held: the one copy, into the bytearray
+		if v.p = C.gdl_bytearray_new(data, C.int64_t(len(b))); v.p == nil {
+			return fmt.Errorf("no memory for a bytearray result of %d bytes", len(b))
+		}
+		return nil
+	}
+	v.s = (*C.char)(C.CBytes(b))
+	return nil
 }
 
 // isBytes says whether t is a slice of bytes, which Python gets as bytes.

@@ -5,6 +5,7 @@
 #include "exchange.h"
 #include "ext.h"
 #include "ext_arrays.h"
+#include "ext_conv.h"
 #include "ext_parts.h"
 #include "ext_pyobj.h"
 
@@ -342,6 +343,10 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
 static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   gdl_value* v = &a->v[i];
   gdl_where w = {fn->name, i + 1, 0, -1, NULL, 0};
+  if (fn->elem[i].opt) { /* a *T: None is nil (pointers.go) */
+    v->none = obj == Py_None;
+    if (v->none) return 0;
+  }
   switch (fn->sig[i]) { /* exact floats and ints in range inline; the rest, and refusals, in ext_pyobj.c */
     case GDL_V_FLOAT:
       if (PyFloat_CheckExact(obj)) {
@@ -392,9 +397,16 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
       }
       return r;
     }
+    default: { /* complex, big int, datetime, timedelta, path (ext_conv.c) */
+      a->held[i] = NULL;
+      int r = gdl_conv_arg(fn->sig[i], fn->elem[i], obj, v, &a->held[i], fn->name, i + 1);
+      if (r == 0 && a->held[i] != NULL) {
+        a->how[i] = ARG_HELD;
+        a->arrays = 1;
+      }
+      return r;
+    }
   }
-  PyErr_SetString(PyExc_SystemError, "godlpack: unknown parameter kind");
-  return -1;
 }
 
 /* Names the function whose result i could not be made (a string that is not
@@ -412,6 +424,7 @@ static void note_result(const gdl_fn* fn, int i) {
 }
 
 static PyObject* result(const gdl_fn* fn, int i, gdl_value* v) {
+  if (v->none) Py_RETURN_NONE; /* a nil *T (pointers.go) */
   switch (fn->kinds[i]) {
     case GDL_V_FLOAT: return PyFloat_FromDouble(v->f);
     case GDL_V_INT: return PyLong_FromLongLong(v->i);
@@ -447,14 +460,15 @@ static PyObject* result(const gdl_fn* fn, int i, gdl_value* v) {
     case GDL_V_DICT:
       return gdl_container_result(fn->kinds[i], v);
   }
-  PyErr_SetString(PyExc_SystemError, "godlpack: unknown result kind");
-  return NULL;
+  return gdl_conv_result(fn->kinds[i], v); /* ext_conv.c's kinds */
 }
 
 /* Frees results from..n-1 not turned into objects (after an error). */
 static void drop_results(const gdl_fn* fn, gdl_value* out, int from, int n) {
   for (int i = from; i < n; i++) {
     char k = fn->kinds[i];
+    if (out[i].none) continue; /* a nil *T: nothing made */
+    gdl_conv_drop(k, &out[i]);
     if (k == GDL_V_STR) free((void*)out[i].s);
     if (k == GDL_V_ARRAY) gdl_managed_free(out[i].p, 1);
     if (k == GDL_V_BYTES) {
@@ -587,7 +601,10 @@ static PyObject* go_call(const gdl_fn* fn, call_args* a) {
     free_arrays(a, fn->nparams);
     return NULL;
   }
-  for (int i = 0; i < fn->nresults; i++) out[i].serial = !fn->release_gil; /* GDL_V_BYTES */
+  for (int i = 0; i < fn->nresults; i++) {
+    out[i].serial = !fn->release_gil; /* GDL_V_BYTES */
+    out[i].none = 0;                  /* set by Go for a nil *T only */
+  }
   gdl_call c = {
       .id = fn->id, .nin = fn->nparams, .in = a->v, .out = out, .nout = 0, .errlen = sizeof err, .err = err, .exc = 0};
   if (fn->release_gil) {

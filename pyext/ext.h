@@ -25,6 +25,14 @@
 #define GDL_V_DICT 'd'     /* map[string]T: as a list of 2n values, key then value */
 #define GDL_V_BYTES 'y'    /* results ([]byte): p a new bytes object Go made with the GIL held (one copy),
                             * else s, n a malloc'd copy that C makes bytes of and frees (ReleaseGIL) */
+/* ext_conv.c's kinds (complexconv.go, bigint.go, timeconv.go, pathconv.go, bytesresult.go): */
+#define GDL_V_COMPLEX 'z'   /* f the real part, i the imaginary part's bits */
+#define GDL_V_BIGINT 'B'    /* *big.Int: versioned 0: i; 1: s, n its hex text (results: malloc'd) */
+#define GDL_V_TIME 't'      /* time.Time: i YYYYMMDDhhmmss of the wall clock, n microseconds, ncap the
+                             * UTC offset in seconds, versioned 1 for UTC */
+#define GDL_V_DURATION 'D'  /* time.Duration: i nanoseconds */
+#define GDL_V_PATH 'p'      /* pyext.Path: s, n the path's bytes (results: malloc'd) */
+#define GDL_V_BYTEARRAY 'Y' /* results (pyext.ByteArray): as GDL_V_BYTES, a bytearray */
 
 #define GDL_MAX_CLASSES 256 /* Go classes in a process, all modules together */
 
@@ -55,6 +63,9 @@ typedef struct {
   void* st;
   /* A godlpack.Tensor argument: its gdl_tensor_image, or NULL (Go converts p). */
   void* img;
+  /* 1: None, for a *T parameter (gdl_elem's opt) or result (pointers.go);
+   * C clears it in results before the call. */
+  int none;
 } gdl_value;
 
 /* A godlpack.Tensor argument as Go lays it out (tensorarg.go checks the
@@ -109,6 +120,7 @@ typedef struct {
   uint8_t nd;     /* 1: an N-d view parameter (pyext.NDArray) */
   uint8_t tensor; /* 1: a godlpack.Tensor parameter (ext.c reads an exact NumPy array's fields) */
   uint8_t kind;   /* a list or dict parameter: its items' (values') kind, code and bits theirs */
+  uint8_t opt;    /* 1: a *T parameter, which takes None (nil) */
 } gdl_elem;
 
 /* A registered function: id into Go's table, its Python name and docstring,

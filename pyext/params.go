@@ -20,6 +20,9 @@ import (
 )
 
 func paramFor(t reflect.Type) (byte, param, error) {
+	if kind, p, ok, err := valueParam(t); ok { // complex, *big.Int, time, Path, *T (values.go)
+		return kind, p, err
+	}
 	if at := arrayTypeOf(t); at != nil { // arraytype.go
 		return C.GDL_V_ARRAY, func(v *C.gdl_value, name string, i int) (reflect.Value, error) {
 			x, err := at.param(v, name, i)
@@ -136,6 +139,9 @@ func sliceParam(t reflect.Type) (param, bool) {
 // typed slice's element dtype, a numeric scalar's Go type (for its range
 // check), zero for anything else.
 func elemOf(t reflect.Type) C.gdl_elem {
+	if e, ok := valueElem(t); ok { // values.go
+		return e
+	}
 	if at := arrayTypeOf(t); at != nil {
 		return at.cElem()
 	}

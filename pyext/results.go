@@ -21,6 +21,9 @@ import (
 )
 
 func resultFor(t reflect.Type) (result, error) {
+	if r, ok, err := valueResult(t); ok { // complex, *big.Int, time, Path, ByteArray, *T (values.go)
+		return r, err
+	}
 	if r, ok, err := seqResult(t); ok { // seqresult.go
 		return r, err
 	}

@@ -37,6 +37,7 @@ func (m *Module) Stub() string {
 		fmt.Fprintf(&b, "from collections.abc import %s\n", strings.Join(abc, ", "))
 	}
 	b.WriteString("from typing_extensions import Buffer\n")
+	b.WriteString(m.stubImports()) // datetime, os (values.go)
 	if m.converts() {
 		b.WriteString("\nfrom numpy.typing import ArrayLike\n")
 	}
