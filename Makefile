@@ -41,9 +41,12 @@ $(PROBE): python/godlpack/_probe.c include/godlpack/dlpack.h
 
 # Only the project's own files (a Go toolchain unpacked into .gotool/ is not ours);
 # tools/layers.py: the runtime's C calls go one way (docs/architecture.md).
+# The committed pyext_gen.go files must be what pyextgen writes from their
+# package's //pyext: directives.
 lint:
 	@files=$$(git ls-files '*.go'); out=$$(gofmt -l $$files); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@for f in $$(git ls-files '*pyext_gen.go'); do go run ./pyext/pyextgen -check $$(dirname $$f) || exit 1; done
 	go vet ./...
 	$(BASEPYTHON) tools/layers.py
 

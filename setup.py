@@ -29,6 +29,9 @@ MODULE = "github.com/godlpack/godlpack"
 # imports pyext and a third-party library, which the extension's own go.mod
 # adds (go get). Listed, not asked of go list, which would need that library.
 ADAPTERS = ["pyext/gonum"]
+# The generator every build of an extension with //pyext: directives runs
+# (go run github.com/godlpack/godlpack/pyext/pyextgen): the standard library only.
+GENERATORS = ["pyext/pyextgen"]
 
 
 def go_packages() -> list[str]:
@@ -40,7 +43,7 @@ def go_packages() -> list[str]:
     except (OSError, subprocess.CalledProcessError) as e:
         raise SystemExit(f"godlpack needs Go (the version go.mod names) on PATH to build: go list failed: {e}")
     pkgs = [p for p in out.split() if p == MODULE or p.startswith(MODULE + "/")]
-    return [os.path.relpath(p[len(MODULE):].lstrip("/") or ".") for p in pkgs] + ADAPTERS
+    return [os.path.relpath(p[len(MODULE):].lstrip("/") or ".") for p in pkgs] + ADAPTERS + GENERATORS
 
 
 def go_source_files() -> list[str]:

@@ -14,14 +14,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 )
-
-var argSpecs struct {
-	sync.Mutex
-	list [][]string
-}
 
 // Args names a function's (or method's, or constructor's) parameters, in
 // order, so that Python may pass them by keyword, and gives defaults:
@@ -31,55 +25,67 @@ var argSpecs struct {
 //	Def("clip", clip, doc, pyext.Args("x", "lo=0.0", "hi=1.0"))
 //
 // makes clip(x), clip(x, 0.5), clip(x, hi=2.0) and clip(x=x, lo=0.0, hi=1.0)
-// valid calls. Every parameter is named (a method's receiver is not: it is
-// self); parameters with defaults come last; array and object parameters
-// take none. A default that does not convert to the Go parameter's type, a
-// wrong count or a repeated name makes Init fail with ImportError. Without
-// Args, a function takes positional arguments only.
+// valid calls. As in a Python signature, a "/" after the first names makes
+// them positional-only, and a "*" makes the names after it keyword-only:
+// Args("x", "/", "lo=0.0", "*", "hi=1.0"). Every parameter is named (a
+// method's receiver is not: it is self); parameters with defaults come
+// last, keyword-only ones excepted; array and object parameters take none.
+// A default that does not convert to the Go parameter's type, a wrong count
+// or a repeated name makes Init fail with ImportError. Without Args, a
+// function takes positional arguments only.
 func Args(specs ...string) Option {
-	argSpecs.Lock()
-	defer argSpecs.Unlock()
-	argSpecs.list = append(argSpecs.list, append([]string(nil), specs...))
-	return argsOpt | Option(len(argSpecs.list)-1)<<argsShift
+	return Option{&option{kind: optArgs, specs: append([]string{}, specs...)}}
 }
 
 // argsOf is the specs given by Args among opts (nil: none).
 func argsOf(opts []Option) []string {
 	for _, o := range opts {
-		if o&argsOpt != 0 {
-			argSpecs.Lock()
-			s := argSpecs.list[int(o>>argsShift&argsMask)]
-			argSpecs.Unlock()
-			return s
+		if o.kind() == optArgs {
+			return o.o.specs
 		}
 	}
 	return nil
 }
 
 // methodOpts is opts for a method's function, whose parameter 0 is the
-// receiver: Writes indices move up by one, Args gets the receiver's name.
+// receiver: Args gets the receiver's name.
 func methodOpts(opts []Option) []Option {
 	out := make([]Option, 0, len(opts)+1)
 	out = append(out, methodOpt)
 	for _, o := range opts {
-		switch {
-		case o&argsOpt != 0:
-			o = Args(append([]string{"self"}, argsOf([]Option{o})...)...)
-		case o&writesOpt != 0:
-			o = writesOpt | o&badParam | (o&0xffff)<<1
-			if o&(1<<16) != 0 { // beyond the last parameter
-				o |= badParam
-			}
-			o &^= 1 << 16
-		case o&arrayOpt != 0:
-			o = shiftArrayOption(o) // arrays.go
+		if o.kind() == optArgs {
+			o = Args(append([]string{"self"}, o.o.specs...)...)
 		}
 		out = append(out, o)
 	}
 	return out
 }
 
-// setArgs fills c's names and defaults from the Args among opts (off: the
+// paramNames is the names of a function's n parameters, the receiver
+// counted: Args', else those of the docstring's signature line, else nil.
+func paramNames(opts []Option, doc string, self bool, n int) []string {
+	if specs := argsOf(opts); specs != nil {
+		var names []string
+		for _, s := range specs {
+			if s = strings.TrimSpace(s); s == "/" || s == "*" {
+				continue
+			}
+			name, _, _ := strings.Cut(s, "=")
+			names = append(names, strings.TrimSpace(name))
+		}
+		return names
+	}
+	names := signatureNames(doc)
+	if self && names != nil {
+		names = append([]string{"self"}, names...)
+	}
+	if len(names) != n {
+		return nil
+	}
+	return names
+}
+
+// setArgs fills c's names and defaults from the Args among opts (self: the
 // receiver, not a keyword), and f's, for Stub.
 func setArgs(f *goFunc, opts []Option, self bool) error {
 	specs := argsOf(opts)
@@ -88,18 +94,34 @@ func setArgs(f *goFunc, opts []Option, self bool) error {
 	}
 	c := f.c
 	n := int(c.nparams)
-	if len(specs) != n {
-		off := 0
-		if self {
-			off = 1
-		}
-		return fmt.Errorf("pyext.Args: %d names for %d parameters", len(specs)-off, n-off)
+	off := 0
+	if self {
+		off = 1
 	}
 	seen := map[string]bool{}
 	defaulted := false
-	f.names = make([]string, n)
-	f.defaults = make([]string, n)
-	for i, s := range specs {
+	f.names = make([]string, 0, n)
+	f.defaults = make([]string, 0, n)
+	posonly, kwonly := -1, -1
+	for _, s := range specs {
+		switch strings.TrimSpace(s) {
+		case "/":
+			if posonly >= 0 || kwonly >= 0 || len(f.names) == off {
+				return fmt.Errorf("pyext.Args: \"/\" must follow a parameter, once, before any \"*\"")
+			}
+			posonly = len(f.names)
+			continue
+		case "*":
+			if kwonly >= 0 {
+				return fmt.Errorf("pyext.Args: \"*\" given twice")
+			}
+			kwonly = len(f.names)
+			continue
+		}
+		i := len(f.names)
+		if i >= n {
+			return fmt.Errorf("pyext.Args: %d names for %d parameters", countNames(specs)-off, n-off)
+		}
 		name, def, hasDef := strings.Cut(s, "=")
 		name, def = strings.TrimSpace(name), strings.TrimSpace(def)
 		if !isIdentifier(name) {
@@ -109,10 +131,11 @@ func setArgs(f *goFunc, opts []Option, self bool) error {
 			return fmt.Errorf("pyext.Args: parameter %q named twice", name)
 		}
 		seen[name] = true
-		f.names[i] = name
+		f.names = append(f.names, name)
+		f.defaults = append(f.defaults, "")
 		c.names[i] = C.CString(name) // kept for the process
 		if !hasDef {
-			if defaulted {
+			if defaulted && kwonly < 0 {
 				return fmt.Errorf("pyext.Args: parameter %q without a default follows one with a default", name)
 			}
 			continue
@@ -124,8 +147,33 @@ func setArgs(f *goFunc, opts []Option, self bool) error {
 		c.has_default[i] = 1
 		f.defaults[i] = def
 	}
+	if len(f.names) != n {
+		return fmt.Errorf("pyext.Args: %d names for %d parameters", len(f.names)-off, n-off)
+	}
+	if kwonly == n {
+		return fmt.Errorf("pyext.Args: \"*\" must be followed by a parameter")
+	}
+	if posonly >= 0 {
+		c.posonly = C.int(posonly)
+		f.posonly = posonly
+	}
+	if kwonly >= 0 {
+		c.kwonly = C.int(kwonly)
+		f.kwonly = kwonly
+	}
 	c.named = 1
 	return nil
+}
+
+// countNames is how many parameter names specs give (not "/" or "*").
+func countNames(specs []string) int {
+	n := 0
+	for _, s := range specs {
+		if t := strings.TrimSpace(s); t != "/" && t != "*" {
+			n++
+		}
+	}
+	return n
 }
 
 var pyKeywords = map[string]bool{"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true,
@@ -211,4 +259,41 @@ func unquotePy(lit string) (string, error) {
 		return "", fmt.Errorf("not a string literal")
 	}
 	return s, nil
+}
+
+// withSignature is doc with the "name(a, b=1.0)\n--\n\n" line CPython reads
+// for __text_signature__ (and Stub for the names) made from f's Args, unless
+// doc has one: the names and defaults are written once, in Args.
+func withSignature(name, doc string, f *goFunc) string {
+	if f.names == nil || strings.Contains(doc, "\n--\n\n") {
+		return doc
+	}
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	return name + "(" + signatureText(f) + ")\n--\n\n" + doc
+}
+
+// signatureText is f's parameters as a Python signature: defaults, "/" and
+// "*", the receiver left out.
+func signatureText(f *goFunc) string {
+	var ps []string
+	off := 0
+	if f.self {
+		off = 1
+	}
+	for i := off; i < len(f.names); i++ {
+		if i == f.kwonly {
+			ps = append(ps, "*")
+		}
+		p := f.names[i]
+		if f.defaults[i] != "" {
+			p += "=" + f.defaults[i]
+		}
+		ps = append(ps, p)
+		if i+1 == f.posonly {
+			ps = append(ps, "/")
+		}
+	}
+	return strings.Join(ps, ", ")
 }

@@ -95,7 +95,7 @@ func TestClassDefinitionChecks(t *testing.T) {
 	c := NewClass[point]("Point", "A point.\n").
 		Init(newPoint, Args("x=0.0", "y=0.0")).
 		Method("norm2", (*point).Norm2, "norm2()").
-		Method("scale", (*point).Scale, "scale(v, a)", Writes(0), Args("v", "a=2.0")).
+		Method("scale", (*point).Scale, "", Writes("v"), Args("v", "a=2.0")).
 		Property("x", (*point).X, (*point).SetX, "x")
 	m := NewModule("m", "").Class(c).Def("dist", func(a, b *point) float64 { return 0 }, "", Args("a", "b"))
 	require.NoError(t, m.err)
@@ -103,7 +103,8 @@ func TestClassDefinitionChecks(t *testing.T) {
 	assert.False(t, ci.pickle, "MarshalBinary without UnmarshalBinary")
 	require.Len(t, ci.methods, 3) // __repr__ (String), norm2, scale
 	scale := ci.methods[2]
-	assert.Equal(t, uint32(1<<1), uint32(scale.c.writes), "Writes(0) is the parameter after the receiver")
+	assert.Equal(t, uint32(1<<1), uint32(scale.c.writes), `Writes("v") is the parameter after the receiver`)
+	assert.Equal(t, "scale(v, a=2.0)\n--\n\n", scale.doc, "the signature line made from Args")
 	assert.Equal(t, 1, int(scale.c.self))
 	assert.Equal(t, 2.0, float64(scale.c.defaults[2].f))
 	assert.Equal(t, ci.id, int(m.funcs[0].c.cls[0]))
@@ -133,7 +134,9 @@ func TestClassDefinitionChecks(t *testing.T) {
 	assert.Contains(t, bad(NewClass[struct{ b int }]("B", "").Method("f", func(x float64) {}, "")),
 		"method f: want a function whose first parameter is the receiver")
 	assert.Contains(t, bad(NewClass[struct{ c int }]("C", "").Method("f", func(p *struct{ c int }, x []float64) {}, "",
-		Writes(1))), "method f: pyext.Writes(2): parameter 2 is not an array")
+		Args("x"), Writes("y"))), `method f: pyext.Writes("y"): no parameter "y" (its parameters are x)`)
+	assert.Contains(t, bad(NewClass[struct{ c2 int }]("C2", "").Method("f", func(p *struct{ c2 int }, x []float64) {}, "",
+		Writes("self"))), `pyext.Writes("self"): no parameter "self" (its parameters have no names`)
 	assert.Contains(t, bad(NewClass[struct{ d int }]("D", "").Property("p", func(p *struct{ d int }, x int) int { return 0 },
 		nil, "")), "property p: getter")
 	assert.Contains(t, bad(NewClass[struct{ e int }]("E", "").Method("f", func(p *struct{ e int }, x int) {}, "",
@@ -145,4 +148,32 @@ func TestStubTypeMapsGoTypes(t *testing.T) {
 	require.NoError(t, m.err)
 	assert.True(t, strings.Contains(m.Stub(), "def f(arg1: SupportsDLPack | Buffer, arg2: str, /) -> tuple[Tensor, bool]:"))
 	assert.Contains(t, m.Stub(), "class SupportsDLPack(Protocol):")
+}
+
+// "/" and "*" in Args make positional-only and keyword-only parameters, as
+// in a Python signature, and the signature line and the stub say so.
+func TestPositionalOnlyAndKeywordOnlyParameters(t *testing.T) {
+	m := NewModule("m", "").Def("f", Func3(func(x []float64, a float64, b int) float64 { return 0 }), "Doc.",
+		Args("x", "/", "a=2.0", "*", "b=1"))
+	require.NoError(t, m.err)
+	f := m.funcs[0]
+	assert.Equal(t, 1, int(f.c.posonly))
+	assert.Equal(t, 2, int(f.c.kwonly))
+	assert.Equal(t, "f(x, /, a=2.0, *, b=1)\n--\n\nDoc.", f.doc)
+	assert.Contains(t, m.Stub(), "def f(x: SupportsDLPack | Buffer, /, a: float = 2.0, *, b: int = 1) -> float:")
+	// A keyword-only parameter needs no default after one with a default.
+	require.NoError(t, NewModule("m", "").Def("g", func(a float64, b int) {}, "", Args("a=1.0", "*", "b")).err)
+	for want, args := range map[string][]string{
+		`"/" must follow a parameter`:              {"/", "x", "a"},
+		`"*" given twice`:                          {"x", "*", "*", "a"},
+		`"*" must be followed by a parameter`:      {"x", "a", "b", "*"},
+		`"/" must follow a parameter, once`:        {"x", "/", "/", "a"},
+		"2 names for 3 parameters":                 {"x", "/", "a"},
+		`"b" without a default follows one with a`: {"x", "a=1.0", "b"},
+	} {
+		err := NewModule("m", "").Def("f", func(x []float64, a float64, b int) {}, "", Args(args...)).err
+		if assert.Error(t, err, want) {
+			assert.Contains(t, err.Error(), want)
+		}
+	}
 }

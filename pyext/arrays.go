@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
@@ -73,33 +72,33 @@ var (
 	AnyDevice = Req{what: reqDevice, n: C.GDL_DEV_ANY}
 )
 
-// Require declares what array parameter param (from 0) takes: its shape or
-// number of dimensions, its layout, its device, and for tensor parameters
-// its dtype. The C trampoline checks them before the call, and refuses
-// others with BufferError, naming the argument and what was wanted:
+// Require declares what the array parameter param (by name) takes: its
+// shape or number of dimensions, its layout, its device, and for tensor
+// parameters its dtype. The C trampoline checks them before the call, and
+// refuses others with BufferError, naming the argument and what was wanted:
 //
-//	Def("rownorms", pyext.FuncE1(rownorms), doc, pyext.ReadOnlyArgs,
-//		pyext.Require(0, pyext.Shape(-1, 3), pyext.CContig))
+//	Def("rownorms", pyext.FuncE1(rownorms), doc, pyext.Args("points"),
+//		pyext.Require("points", pyext.Shape(-1, 3), pyext.CContig))
 //
-// Writability is Writes/ReadOnlyArgs'. Requirements that do not fit the
-// parameter (not an array, OnCUDA or Strided for a typed slice, a dtype
-// other than a typed slice's own, two shapes) make Init fail with
-// ImportError.
-func Require(param int, reqs ...Req) Option {
-	return arrayOption(arraySpec{kind: specRequire, params: []int{param}, reqs: append([]Req{}, reqs...)})
+// Writability is Writes'. Requirements that do not fit the parameter (not
+// an array, OnCUDA or Strided for a typed slice, a dtype other than a typed
+// slice's own, two shapes) make Init fail with ImportError.
+func Require(param string, reqs ...Req) Option {
+	return arrayOption(arraySpec{kind: specRequire, reqs: append([]Req{}, reqs...)}, []string{param})
 }
 
-// Convert allows a conversion of read-only array parameters (by index from
-// 0): an argument of another dtype that converts safely (NumPy's
-// "same_kind" casting), non-contiguous, unaligned or broadcast (stride 0),
-// or no array at all (a list, a scalar, anything numpy.asarray takes; a
-// buffer such as bytes as the memoryview of its elements) is copied into a
-// conforming temporary for the call, where it would otherwise be refused. Arrays that already conform are still taken zero-copy. Shapes
-// and devices are never converted: a CUDA array for a CPU parameter stays a
-// BufferError. The parameters must not be written (declare ReadOnlyArgs or
-// Writes without them; for written ones, ConvertWriteBack).
-func Convert(params ...int) Option {
-	return arrayOption(arraySpec{kind: specConvert, params: append([]int{}, params...)})
+// Convert allows a conversion of read-only array parameters (by name): an
+// argument of another dtype that converts safely (NumPy's "same_kind"
+// casting), non-contiguous, unaligned or broadcast (stride 0), or no array
+// at all (a list, a scalar, anything numpy.asarray takes; a buffer such as
+// bytes as the memoryview of its elements) is copied into a conforming
+// temporary for the call, where it would otherwise be refused. Arrays that
+// already conform are still taken zero-copy. Shapes and devices are never
+// converted: a CUDA array for a CPU parameter stays a BufferError. The
+// parameters must not be written (Writes); for written ones,
+// ConvertWriteBack.
+func Convert(params ...string) Option {
+	return arrayOption(arraySpec{kind: specConvert}, params)
 }
 
 // ConvertWriteBack is Convert for written parameters (Writes): a
@@ -110,8 +109,8 @@ func Convert(params ...int) Option {
 // BufferError: a read-only argument, a broadcast one (stride 0: its elements
 // share memory), one of another dtype (the write-back would be lossy), and
 // anything that is no array.
-func ConvertWriteBack(params ...int) Option {
-	return arrayOption(arraySpec{kind: specWriteBack, params: append([]int{}, params...)})
+func ConvertWriteBack(params ...string) Option {
+	return arrayOption(arraySpec{kind: specWriteBack}, params)
 }
 
 type specKind int
@@ -122,47 +121,23 @@ const (
 	specWriteBack
 )
 
+func (k specKind) String() string {
+	return map[specKind]string{specRequire: "Require", specConvert: "Convert", specWriteBack: "ConvertWriteBack"}[k]
+}
+
 type arraySpec struct {
-	kind   specKind
-	params []int
-	reqs   []Req
+	kind specKind
+	reqs []Req
 }
 
-// An Option made by Require or Convert (marked arrayOpt) indexes arraySpecs:
-// an Option is an int, and these carry more.
-var arraySpecs struct {
-	sync.Mutex
-	list []arraySpec
-}
-
-func arrayOption(s arraySpec) Option {
-	arraySpecs.Lock()
-	defer arraySpecs.Unlock()
-	arraySpecs.list = append(arraySpecs.list, s)
-	return arrayOpt | Option(len(arraySpecs.list)-1)
+func arrayOption(s arraySpec, names []string) Option {
+	return Option{&option{kind: optArray, names: append([]string{}, names...), array: s}}
 }
 
 // convertsParam says whether the C descriptor lets f convert argument i
 // (Convert or ConvertWriteBack), for Stub.
 func (f *goFunc) convertsParam(i int) bool {
 	return f.c != nil && i < len(f.c.req) && f.c.req[i] != nil && f.c.req[i].convert != C.GDL_CONV_NONE
-}
-
-// shiftArrayOption is o for a method's function, whose parameter 0 is the
-// receiver: a method's Require and Convert count the parameters after it.
-func shiftArrayOption(o Option) Option {
-	arraySpecs.Lock()
-	s := arraySpecs.list[int(o&(badParam-1))]
-	arraySpecs.Unlock()
-	params := make([]int, len(s.params))
-	for i, p := range s.params {
-		params[i] = p + 1
-		if p < 0 {
-			params[i] = p // stays out of range
-		}
-	}
-	s.params = params
-	return arrayOption(s)
 }
 
 // paramReq is one parameter's requirements while a definition is checked.
@@ -203,24 +178,22 @@ func arrayReqs(opts []Option, sig []byte, elem []C.gdl_elem, writes uint32) ([]*
 		reqs[i].order = -1
 		reqs[i].device = -1
 	}
-	arraySpecs.Lock()
-	var specs []arraySpec
 	for _, o := range opts {
-		if o&arrayOpt != 0 && o&writesOpt == 0 {
-			specs = append(specs, arraySpecs.list[int(o&(badParam-1))])
+		if o.kind() != optArray {
+			continue
 		}
-	}
-	arraySpecs.Unlock()
-	for _, s := range specs {
-		name := map[specKind]string{specRequire: "Require", specConvert: "Convert", specWriteBack: "ConvertWriteBack"}[s.kind]
-		for _, p := range s.params {
-			where := fmt.Sprintf("pyext.%s(%d)", name, p)
+		s := o.o.array
+		for k, p := range o.o.params {
+			where := fmt.Sprintf("pyext.%s(%d)", s.kind, p)
+			if o.o.names != nil {
+				where = o.where(o.o.names[k])
+			}
 			if p < 0 || p >= n {
 				return nil, fmt.Errorf("%s: no parameter %d (the function has %d)", where, p, n)
 			}
 			view, what := paramKind(sig[p], elem[p])
 			if view < 0 {
-				return nil, fmt.Errorf("%s: parameter %d is %s", where, p, what)
+				return nil, fmt.Errorf("%s: the parameter is %s", where, what)
 			}
 			r := &reqs[p]
 			r.set = true
@@ -228,16 +201,16 @@ func arrayReqs(opts []Option, sig []byte, elem []C.gdl_elem, writes uint32) ([]*
 			switch s.kind {
 			case specConvert, specWriteBack:
 				if view == C.GDL_VIEW_TENSOR {
-					return nil, fmt.Errorf("%s: parameter %d is %s, which takes any array as it is; conversions are for typed slices and NDArray", where, p, what)
+					return nil, fmt.Errorf("%s: the parameter is %s, which takes any array as it is; conversions are for typed slices and NDArray", where, what)
 				}
 				if r.convert != 0 {
-					return nil, fmt.Errorf("%s: parameter %d already has a conversion", where, p)
+					return nil, fmt.Errorf("%s: the parameter already has a conversion", where)
 				}
 				if s.kind == specConvert && written {
-					return nil, fmt.Errorf("%s: parameter %d may be written (pyext.Writes, or no ReadOnlyArgs), and a converted copy would drop the writes: use ConvertWriteBack, or declare it read-only", where, p)
+					return nil, fmt.Errorf("%s: the parameter is written (pyext.Writes), and a converted copy would drop the writes: use ConvertWriteBack", where)
 				}
 				if s.kind == specWriteBack && !written {
-					return nil, fmt.Errorf("%s: parameter %d is not written (pyext.Writes): use Convert", where, p)
+					return nil, fmt.Errorf("%s: the parameter is not written (pyext.Writes): use Convert", where)
 				}
 				r.convert = map[specKind]int{specConvert: C.GDL_CONV_COPY, specWriteBack: C.GDL_CONV_WRITE_BACK}[s.kind]
 			case specRequire:

@@ -1,6 +1,7 @@
 package pyext
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,9 +11,15 @@ import (
 	"github.com/godlpack/godlpack/consumer"
 )
 
-// defErr is the definition error Init would raise as ImportError.
+// defErr is the definition error Init would raise as ImportError, for fn
+// with its parameters named x, y, z.
 func defErr(fn any, opts ...Option) error {
-	return NewModule("m", "").Def("f", fn, "", opts...).err
+	t := reflect.TypeOf(fn)
+	if typed, ok := fn.(Typed); ok {
+		t = typed.typ
+	}
+	names := []string{"x", "y", "z"}[:t.NumIn()]
+	return NewModule("m", "").Def("f", fn, "", append([]Option{Args(names...)}, opts...)...).err
 }
 
 func TestRequirementsThatFitAreAccepted(t *testing.T) {
@@ -20,16 +27,16 @@ func TestRequirementsThatFitAreAccepted(t *testing.T) {
 		fn   any
 		opts []Option
 	}{
-		"shape on an NDArray":          {Func1(func(NDArray[float64]) float64 { return 0 }), []Option{ReadOnlyArgs, Require(0, Shape(-1, 3))}},
-		"ndim and order on a slice":    {Func1(func([]float32) float64 { return 0 }), []Option{Require(0, Ndim(2), FContig)}},
-		"shape and ndim that agree":    {func(NDArray[int64]) {}, []Option{Require(0, Ndim(2), Shape(2, -1))}},
-		"repeated equal shape":         {func(NDArray[int64]) {}, []Option{Require(0, Shape(2, 2)), Require(0, Shape(2, 2))}},
-		"device and dtype on a Tensor": {Func1(func(godlpack.Tensor) int { return 0 }), []Option{Require(0, OnCUDA, DTypeIs(godlpack.Float16), Strided)}},
-		"borrowed tensor":              {func(*consumer.Tensor) {}, []Option{Require(0, OnCPU, CContig)}},
-		"a slice's own dtype":          {func([]int32) {}, []Option{Require(0, DTypeIs(godlpack.Int32))}},
-		"convert read-only params":     {Func2(func(NDArray[float64], []float64) float64 { return 0 }), []Option{ReadOnlyArgs, Convert(0, 1)}},
-		"write-back of written param":  {Proc2(func([]float64, float64) {}), []Option{Writes(0), ConvertWriteBack(0)}},
-		"convert and a written other":  {func(x []float64, y []float64) {}, []Option{Writes(1), Convert(0), ConvertWriteBack(1)}},
+		"shape on an NDArray":          {Func1(func(NDArray[float64]) float64 { return 0 }), []Option{ReadOnlyArgs, Require("x", Shape(-1, 3))}},
+		"ndim and order on a slice":    {Func1(func([]float32) float64 { return 0 }), []Option{Require("x", Ndim(2), FContig)}},
+		"shape and ndim that agree":    {func(NDArray[int64]) {}, []Option{Require("x", Ndim(2), Shape(2, -1))}},
+		"repeated equal shape":         {func(NDArray[int64]) {}, []Option{Require("x", Shape(2, 2)), Require("x", Shape(2, 2))}},
+		"device and dtype on a Tensor": {Func1(func(godlpack.Tensor) int { return 0 }), []Option{Require("x", OnCUDA, DTypeIs(godlpack.Float16), Strided)}},
+		"borrowed tensor":              {func(*consumer.Tensor) {}, []Option{Require("x", OnCPU, CContig)}},
+		"a slice's own dtype":          {func([]int32) {}, []Option{Require("x", DTypeIs(godlpack.Int32))}},
+		"convert read-only params":     {Func2(func(NDArray[float64], []float64) float64 { return 0 }), []Option{ReadOnlyArgs, Convert("x", "y")}},
+		"write-back of written param":  {Proc2(func([]float64, float64) {}), []Option{Writes("x"), ConvertWriteBack("x")}},
+		"convert and a written other":  {func(x []float64, y []float64) {}, []Option{Writes("y"), Convert("x"), ConvertWriteBack("y")}},
 		"an NDArray with no option":    {func(NDArray[complex64]) {}, nil},
 	} {
 		assert.NoError(t, defErr(c.fn, c.opts...), name)
@@ -42,28 +49,27 @@ func TestRequirementsThatCannotHoldFailTheDefinition(t *testing.T) {
 		fn   any
 		opts []Option
 	}{
-		"pyext.Require(1): parameter 1 is not an array":                                     {slice, []Option{Require(1, Ndim(1))}},
-		"pyext.Require(2): no parameter 2 (the function has 2)":                             {slice, []Option{Require(2, Ndim(1))}},
-		"pyext.Require(-1): no parameter -1":                                                {slice, []Option{Require(-1, Ndim(1))}},
-		"pyext.Convert(1): parameter 1 is not an array":                                     {slice, []Option{ReadOnlyArgs, Convert(1)}},
-		"two shapes, (*, 3) and (2,)":                                                       {slice, []Option{Require(0, Shape(-1, 3), Shape(2))}},
-		"shape (2, 2) has 2 dimensions, but Ndim(3)":                                        {slice, []Option{Require(0, Ndim(3)), Require(0, Shape(2, 2))}},
-		"Ndim(1), but 2 dimensions already required":                                        {slice, []Option{Require(0, Shape(2, 2), Ndim(1))}},
-		"Ndim(-1): want 0 to 64":                                                            {slice, []Option{Require(0, Ndim(-1))}},
-		"shape (-2,): a size below -1":                                                      {slice, []Option{Require(0, Shape(-2))}},
-		"CContig and FContig":                                                               {slice, []Option{Require(0, CContig, FContig)}},
-		"Strided for a typed slice: a slice is compact":                                     {slice, []Option{Require(0, Strided)}},
-		"OnCUDA for a typed slice, which Go reads on the CPU":                               {slice, []Option{Require(0, OnCUDA)}},
-		"AnyDevice for an NDArray, which Go reads on the CPU":                               {func(NDArray[float64]) {}, []Option{Require(0, AnyDevice)}},
-		"OnCPU and OnCUDA":                                                                  {func(godlpack.Tensor) {}, []Option{Require(0, OnCPU, OnCUDA)}},
-		"DTypeIs(float32) for a typed slice of float64":                                     {slice, []Option{Require(0, DTypeIs(godlpack.Float32))}},
-		"two dtypes, float32 and int8":                                                      {func(godlpack.Tensor) {}, []Option{Require(0, DTypeIs(godlpack.Float32), DTypeIs(godlpack.Int8))}},
-		"parameter 0 is a tensor, which takes any array as it is":                           {func(godlpack.Tensor) {}, []Option{ReadOnlyArgs, Convert(0)}},
-		"pyext.Convert(0): parameter 0 may be written":                                      {slice, []Option{Convert(0)}},
-		"pyext.Convert(0): parameter 0 may be written (pyext.Writes":                        {func(x, y []float64) {}, []Option{Writes(0), Convert(0)}},
-		"pyext.ConvertWriteBack(0): parameter 0 is not written (pyext.Writes): use Convert": {slice, []Option{ReadOnlyArgs, ConvertWriteBack(0)}},
-		"pyext.ConvertWriteBack(0): parameter 0 already has a conversion":                   {slice, []Option{Writes(0), ConvertWriteBack(0), ConvertWriteBack(0)}},
-		"an unknown requirement":                                                            {slice, []Option{Require(0, Req{})}},
+		`pyext.Require("y"): the parameter is not an array`:                                     {slice, []Option{Require("y", Ndim(1))}},
+		`pyext.Require("z"): no parameter "z" (its parameters are x, y)`:                        {slice, []Option{Require("z", Ndim(1))}},
+		`pyext.Convert("y"): the parameter is not an array`:                                     {slice, []Option{Convert("y")}},
+		`pyext.Writes("y"): parameter "y" is not an array`:                                      {slice, []Option{Writes("y")}},
+		"two shapes, (*, 3) and (2,)":                                                           {slice, []Option{Require("x", Shape(-1, 3), Shape(2))}},
+		"shape (2, 2) has 2 dimensions, but Ndim(3)":                                            {slice, []Option{Require("x", Ndim(3)), Require("x", Shape(2, 2))}},
+		"Ndim(1), but 2 dimensions already required":                                            {slice, []Option{Require("x", Shape(2, 2), Ndim(1))}},
+		"Ndim(-1): want 0 to 64":                                                                {slice, []Option{Require("x", Ndim(-1))}},
+		"shape (-2,): a size below -1":                                                          {slice, []Option{Require("x", Shape(-2))}},
+		"CContig and FContig":                                                                   {slice, []Option{Require("x", CContig, FContig)}},
+		"Strided for a typed slice: a slice is compact":                                         {slice, []Option{Require("x", Strided)}},
+		"OnCUDA for a typed slice, which Go reads on the CPU":                                   {slice, []Option{Require("x", OnCUDA)}},
+		"AnyDevice for an NDArray, which Go reads on the CPU":                                   {func(NDArray[float64]) {}, []Option{Require("x", AnyDevice)}},
+		"OnCPU and OnCUDA":                                                                      {func(godlpack.Tensor) {}, []Option{Require("x", OnCPU, OnCUDA)}},
+		"DTypeIs(float32) for a typed slice of float64":                                         {slice, []Option{Require("x", DTypeIs(godlpack.Float32))}},
+		"two dtypes, float32 and int8":                                                          {func(godlpack.Tensor) {}, []Option{Require("x", DTypeIs(godlpack.Float32), DTypeIs(godlpack.Int8))}},
+		"the parameter is a tensor, which takes any array as it is":                             {func(godlpack.Tensor) {}, []Option{ReadOnlyArgs, Convert("x")}},
+		`pyext.Convert("x"): the parameter is written (pyext.Writes)`:                           {func(x, y []float64) {}, []Option{Writes("x"), Convert("x")}},
+		`pyext.ConvertWriteBack("x"): the parameter is not written (pyext.Writes): use Convert`: {slice, []Option{ConvertWriteBack("x")}},
+		`pyext.ConvertWriteBack("x"): the parameter already has a conversion`:                   {slice, []Option{Writes("x"), ConvertWriteBack("x"), ConvertWriteBack("x")}},
+		"an unknown requirement":                                                                {slice, []Option{Require("x", Req{})}},
 	} {
 		err := defErr(c.fn, c.opts...)
 		if assert.Error(t, err, want) {
@@ -79,7 +85,7 @@ func TestRequirementsThatCannotHoldFailTheDefinition(t *testing.T) {
 func TestNDArrayParametersGetAViewRequirement(t *testing.T) {
 	m := NewModule("m", "").
 		Def("f", Func2(func(NDArray[float32], []float32) int { return 0 }), "").
-		Def("g", func(x []float32) {}, "", Require(0, Ndim(1)))
+		Def("g", func(x []float32) {}, "g(x)\n--\n\nThe names from the signature line.", Require("x", Ndim(1)))
 	require.NoError(t, m.err)
 	f, g := m.funcs[0].c, m.funcs[1].c
 	require.NotNil(t, f.req[0])
@@ -140,30 +146,12 @@ func TestNDArrayIndexing(t *testing.T) {
 	assert.ErrorContains(t, err, "holds 10 elements, data 12")
 }
 
-// The Option kinds' marker bits are distinct and outside each other's
-// payloads (methodOpt and arrayOpt once shared bit 42: every method read as
-// Require of the first spec ever made).
-func TestOptionMarkersAreDistinct(t *testing.T) {
-	markers := []Option{writesOpt, argsOpt, methodOpt, arrayOpt, badParam}
-	for i, a := range markers {
-		for _, b := range markers[i+1:] {
-			assert.Zero(t, a&b, "%#x and %#x overlap", a, b)
-		}
-	}
-	payloads := []Option{0xffff, argsMask << argsShift, badParam - 1}
-	for _, m := range []Option{writesOpt, argsOpt, methodOpt, arrayOpt} {
-		for _, p := range payloads {
-			assert.Zero(t, m&p, "marker %#x lies in a payload %#x", m, p)
-		}
-	}
-}
-
 type reqObj struct{}
 
-// A method's Require and Convert count the parameters after the receiver.
+// A method's Require and Convert name the parameters after the receiver.
 func TestMethodRequirementsCountAfterTheReceiver(t *testing.T) {
 	c := NewClass[reqObj]("R", "").
-		Method("m", func(*reqObj, NDArray[float64]) {}, "", ReadOnlyArgs, Require(0, Shape(-1, 3)), Convert(0))
+		Method("m", func(*reqObj, NDArray[float64]) {}, "m(points)\n--\n\n", Require("points", Shape(-1, 3)), Convert("points"))
 	require.NoError(t, c.info.err)
 	require.Len(t, c.info.methods, 1)
 	f := c.info.methods[0]

@@ -155,7 +155,9 @@ func argError(name string, i int, err error) error {
 
 // require is the requirement every parameter of a's type has: what View
 // relies on.
-func (a *arrayType) require(param int) Option { return Require(param, Ndim(a.ndim), CContig) }
+func (a *arrayType) require(param int) Option {
+	return byIndex(optArray, []int{param}, arraySpec{kind: specRequire, reqs: []Req{Ndim(a.ndim), CContig}})
+}
 
 // cElem is C's element record for a parameter of a's type: an N-d view.
 func (a *arrayType) cElem() C.gdl_elem {

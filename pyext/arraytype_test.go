@@ -77,7 +77,7 @@ func TestRegisterArrayTypeRefusesWhatCannotWork(t *testing.T) {
 func TestARegisteredParameterRequiresItsNdimAndCOrder(t *testing.T) {
 	sum := func(g *grid, k float64) float64 { return k }
 	cls := NewClass[fitter]("Fitter", "")
-	cls.Method("fit", Func2(func(_ *fitter, g *grid) int { return g.rows }), "", ReadOnlyArgs, Convert(0))
+	cls.Method("fit", Func2(func(_ *fitter, g *grid) int { return g.rows }), "", Args("g"), Convert("g"))
 	m := NewModule("m", "").
 		Def("typed", Func2(sum), "", ReadOnlyArgs).
 		Def("refl", sum, "", ReadOnlyArgs).
@@ -105,27 +105,27 @@ func TestARegisteredParameterRequiresItsNdimAndCOrder(t *testing.T) {
 
 func TestRequirementsOnARegisteredParameter(t *testing.T) {
 	f := func(*grid) {}
-	shaped := NewModule("m", "").Def("f", f, "", Require(0, Shape(-1, 3)))
+	shaped := NewModule("m", "").Def("f", f, "", Args("x"), Require("x", Shape(-1, 3)))
 	require.NoError(t, shaped.err)
 	q := shaped.funcs[0].c.req[0]
 	assert.Equal(t, []int{1, -1, 3}, []int{int(q.has_shape), int(q.shape[0]), int(q.shape[1])})
 	for want, opts := range map[string][]Option{
-		"pyext.Require(0): CContig and FContig":                        {Require(0, FContig)},
-		"shape (3,) has 1 dimensions, but Ndim(2)":                     {Require(0, Shape(3))},
-		"pyext.Convert(0): parameter 0 may be written":                 {Convert(0)},
-		"pyext.Require(0): AnyDevice for an NDArray":                   {Require(0, AnyDevice)},
-		"pyext.ConvertWriteBack(0): parameter 0 is not written":        {ReadOnlyArgs, ConvertWriteBack(0)},
-		"pyext.Require(0): DTypeIs(float32) for an NDArray of float64": {Require(0, DTypeIs(godlpack.Float32))},
+		`pyext.Require("x"): CContig and FContig`:                        {Require("x", FContig)},
+		"shape (3,) has 1 dimensions, but Ndim(2)":                       {Require("x", Shape(3))},
+		`pyext.Convert("x"): the parameter is written`:                   {Writes("x"), Convert("x")},
+		`pyext.Require("x"): AnyDevice for an NDArray`:                   {Require("x", AnyDevice)},
+		`pyext.ConvertWriteBack("x"): the parameter is not written`:      {ConvertWriteBack("x")},
+		`pyext.Require("x"): DTypeIs(float32) for an NDArray of float64`: {Require("x", DTypeIs(godlpack.Float32))},
 	} {
 		assert.ErrorContains(t, defErr(f, opts...), want, opts)
 	}
-	assert.NoError(t, defErr(f, Writes(0), ConvertWriteBack(0)))
+	assert.NoError(t, defErr(f, Writes("x"), ConvertWriteBack("x")))
 }
 
 func TestTheStubTypesRegisteredParametersAndResults(t *testing.T) {
 	m := NewModule("m", "").
 		Def("plain", Func1(func(g *grid) *grid { return g }), "plain(g)\n--\n\n", ReadOnlyArgs).
-		Def("conv", func(g *grid, v gridVec) (*grid, error) { return g, nil }, "", ReadOnlyArgs, Convert(0))
+		Def("conv", func(g *grid, v gridVec) (*grid, error) { return g, nil }, "conv(arg1, arg2)\n--\n\n", Convert("arg1"))
 	require.NoError(t, m.err)
 	stub := m.Stub()
 	assert.Contains(t, stub, "def plain(g: SupportsDLPack, /) -> Tensor:")

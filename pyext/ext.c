@@ -281,8 +281,8 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
     if (imm) {
       PyErr_Format(PyExc_BufferError,
                    "%s(): argument %d is a %.200s, which its producer (JAX) treats as immutable, and %s may write to "
-                   "it; pass a mutable copy (e.g. numpy.array(x)), or declare the argument read-only in Go "
-                   "(pyext.Writes)",
+                   "it (its Go definition declares it written: writes(...), pyext.Writes); pass a mutable copy "
+                   "(e.g. numpy.array(x))",
                    fn->name, i + 1, Py_TYPE(obj)->tp_name, fn->name);
       return -1;
     }
@@ -551,9 +551,15 @@ static int bind(const gdl_fn* fn, int off, PyObject* const* args, Py_ssize_t nar
                 PyObject** slot) {
   int np = fn->nparams - off;
   Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  if (nargs > np) {
-    PyErr_Format(PyExc_TypeError, "%s() takes at most %d argument%s (%zd given)", fn->name, np, np == 1 ? "" : "s",
-                 nargs + nkw);
+  int npos = fn->kwonly - off; /* how many may be positional */
+  if (nargs > npos) {
+    if (npos < np) {
+      PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional argument%s (%zd given)", fn->name, npos,
+                   npos == 1 ? "" : "s", nargs);
+    } else {
+      PyErr_Format(PyExc_TypeError, "%s() takes at most %d argument%s (%zd given)", fn->name, np, np == 1 ? "" : "s",
+                   nargs + nkw);
+    }
     return -1;
   }
   for (int j = 0; j < np; j++) slot[j] = j < nargs ? args[j] : NULL;
@@ -570,6 +576,11 @@ static int bind(const gdl_fn* fn, int off, PyObject* const* args, Py_ssize_t nar
       int eq = PyUnicode_Compare((PyObject*)fn->pynames[t + off], key);
       if (eq == -1 && PyErr_Occurred()) return -1;
       if (eq == 0) j = t;
+    }
+    if (j >= 0 && j + off < fn->posonly) {
+      PyErr_Format(PyExc_TypeError, "%s() got some positional-only arguments passed as keyword arguments: '%S'",
+                   fn->name, key);
+      return -1;
     }
     if (j < 0) {
       PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%S'", fn->name, key);
@@ -668,7 +679,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
   int np = fn->nparams - off;
   PyObject* slot[GDL_MAX_PARAMS];
   PyObject* const* argv = args;
-  if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) || nargs != np) {
+  if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) || nargs != np || fn->kwonly != fn->nparams) {
     if (!fn->named) {
       if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
         PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", fn->name);

@@ -143,9 +143,13 @@ typedef struct {
    * positional arguments only; a parameter with has_default[i] set takes
    * defaults[i] when the call leaves it out. pynames: the names interned,
    * made when the function is added to a module. self: a method, whose
-   * parameter 0 is the receiver (not named, never a keyword). */
+   * parameter 0 is the receiver (not named, never a keyword). posonly: the
+   * parameters before it (the receiver counted) are positional-only (Args'
+   * "/"); kwonly: those from it on keyword-only (Args' "*"; nparams: none). */
   int named;
   int self;
+  int posonly;
+  int kwonly;
   const char* names[GDL_MAX_PARAMS];
   void* pynames[GDL_MAX_PARAMS];
   char has_default[GDL_MAX_PARAMS];

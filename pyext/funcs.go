@@ -25,6 +25,18 @@ import (
 // its id; an error (a bad option) registers nothing.
 func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []byte) error {
 	c := f.c
+	self := false
+	for _, o := range opts {
+		if o == methodOpt {
+			self = true
+		}
+	}
+	f.self = self
+	names := paramNames(opts, doc, self, nparams)
+	opts, err := resolve(opts, names, self) // options.go
+	if err != nil {
+		return err
+	}
 	opts = append(append([]Option{}, f.implied...), opts...) // first, so that a Require against them names both
 	mask, err := writesMask(opts, unsafe.Slice((*byte)(unsafe.Pointer(&c.sig[0])), nparams))
 	if err != nil {
@@ -37,21 +49,22 @@ func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []b
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&c.kinds[0])), C.GDL_MAX_RESULTS+1), kinds)
 	c.nparams = C.int(nparams)
 	c.nresults = C.int(len(kinds))
-	c.name = C.CString(name)
-	c.doc = C.CString(doc)
-	self := false
+	c.kwonly = C.int(nparams)
+	f.kwonly = nparams
 	for _, o := range opts {
 		switch o {
 		case ReleaseGIL:
 			c.release_gil = 1
 		case methodOpt:
-			self = true
 			c.self = 1
 		}
 	}
 	if err := setArgs(f, opts, self); err != nil {
 		return err
 	}
+	c.name = C.CString(name)
+	c.doc = C.CString(withSignature(name, doc, f))
+	f.doc = withSignature(name, doc, f)
 	registry.Lock()
 	var funcs []*goFunc
 	if p := registry.funcs.Load(); p != nil {
@@ -77,6 +90,8 @@ type goFunc struct {
 	self     bool         // a method: parameter 0 is the receiver
 	names    []string     // Args: the parameters' names (nil: positional only)
 	defaults []string     // and defaults, as Python literals ("" for none)
+	posonly  int          // Args' "/": the parameters before it are positional-only (0: none)
+	kwonly   int          // Args' "*": those from it on are keyword-only (nparams: none)
 	typ      reflect.Type // the Go function's type, for Stub
 	call     typedCall    // set for Typed functions: no reflection per call
 	fn       reflect.Value

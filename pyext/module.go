@@ -157,7 +157,6 @@ func buildFunc(name string, fn any, doc string, opts []Option) (*goFunc, error) 
 	if err != nil {
 		return nil, err
 	}
-	f.doc = doc
 	fillClasses(f)
 	return f, nil
 }

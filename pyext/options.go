@@ -1,6 +1,7 @@
 package pyext
 
-// options.go: the options of Def and Method (Option, Writes, ReleaseGIL).
+// options.go: the options of Def and Method (Option, Writes, ReleaseGIL), and
+// how an option's parameter names become indices.
 
 /*
 #include "ext.h"
@@ -9,81 +10,138 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 )
 
-// Option changes how a function is called.
-type Option int
+// Option changes how a function is called: ReleaseGIL, Args, Writes,
+// Require, Convert, ConvertWriteBack. Options that concern parameters name
+// them as Python does (Args, or the docstring's signature line).
+type Option struct{ o *option }
 
-const (
-	// ReleaseGIL runs the Go function without the GIL: other Python threads
-	// run meanwhile. Arguments are converted before and results after.
-	ReleaseGIL Option = iota + 1
-	// ReadOnlyArgs declares that the function writes none of its array
-	// arguments: read-only arrays are accepted (it promises not to write
-	// them). It is Writes() with no parameters.
-	ReadOnlyArgs
-)
-
-// The bits of an Option beyond the plain ones above: each kind has its
-// marker bit, and the low bits are its payload.
-const (
-	// writesOpt marks an Option made by Writes: bits 0-15 are the
-	// parameters written, badParam one out of range.
-	writesOpt Option = 1 << 40
-	badParam  Option = 1 << 20
-	// argsOpt marks an Option made by Args (args.go): the bits from
-	// argsShift (argsMask wide) index argSpecs.
-	argsOpt   Option = 1 << 41
-	argsShift        = 21
-	argsMask  Option = 1<<19 - 1
-	// methodOpt marks a method's function (methodOpts): parameter 0 is the receiver.
-	methodOpt Option = 1 << 42
-	// arrayOpt marks an Option made by Require or Convert (arrays.go): bits
-	// 0-19 index arraySpecs.
-	arrayOpt Option = 1 << 43
-)
-
-// Writes declares which array arguments the function writes, by parameter
-// index from 0: saxpy(a, x, y) writing y is Def("saxpy", saxpy, doc,
-// pyext.Writes(2)). Those must be writable (a read-only array or buffer,
-// such as bytes, is refused with BufferError), and never an array its producer treats as immutable
-// (a JAX array, whose legacy DLPack export carries no read-only flag); the
-// other array arguments are only read, and may be read-only. Without Writes
-// or ReadOnlyArgs every array argument may be written. Indices that are not
-// array parameters make Init fail with ImportError.
-func Writes(params ...int) Option {
-	o := writesOpt
-	for _, p := range params {
-		if p < 0 || p >= C.GDL_MAX_PARAMS {
-			o |= badParam
-			continue
-		}
-		o |= 1 << p
-	}
-	return o
+type option struct {
+	kind   optKind
+	names  []string  // Writes, Require, Convert, ConvertWriteBack: the parameters, by name
+	params []int     // the same by index, the receiver counted (resolved, or internal)
+	specs  []string  // Args
+	array  arraySpec // Require, Convert, ConvertWriteBack (arrays.go)
 }
 
-// writesMask is the C descriptor's writes bits for opts and the signature.
-func writesMask(opts []Option, sig []byte) (uint32, error) {
-	declared, mask := false, uint32(0)
+type optKind uint8
+
+const (
+	optReleaseGIL optKind = iota + 1
+	optReadOnly
+	optWrites
+	optArgs
+	optMethod
+	optArray
+)
+
+var (
+	// ReleaseGIL runs the Go function without the GIL: other Python threads
+	// run meanwhile. Arguments are converted before and results after.
+	ReleaseGIL = Option{&option{kind: optReleaseGIL}}
+	// ReadOnlyArgs says that the function writes none of its array
+	// arguments, which is what a function without Writes does: it is kept
+	// for definitions written before array parameters were read-only by
+	// default, and changes nothing.
+	ReadOnlyArgs = Option{&option{kind: optReadOnly}}
+	// methodOpt marks a method's function: parameter 0 is the receiver.
+	methodOpt = Option{&option{kind: optMethod}}
+)
+
+func (o Option) kind() optKind {
+	if o.o == nil {
+		return 0
+	}
+	return o.o.kind
+}
+
+// Writes declares which array parameters the function writes, by name:
+// saxpy(a, x, y) writing y is Def("saxpy", saxpy, doc, pyext.Args("a",
+// "x", "y"), pyext.Writes("y")). Those must be writable (a read-only array
+// or buffer, such as bytes, is refused with BufferError), and never an
+// array its producer treats as immutable (a JAX array, whose legacy DLPack
+// export carries no read-only flag). Every other array parameter is only
+// read, and takes read-only arrays, bytes and JAX arrays. A name that is not
+// an array parameter makes Init fail with ImportError.
+func Writes(params ...string) Option {
+	return Option{&option{kind: optWrites, names: append([]string{}, params...)}}
+}
+
+// byIndex is o with its parameters given by index (the receiver counted):
+// for options pyext makes itself.
+func byIndex(kind optKind, params []int, s arraySpec) Option {
+	return Option{&option{kind: kind, params: params, array: s}}
+}
+
+// resolve gives each option that names parameters their indices in names
+// (the function's parameters, the receiver counted; nil: unnamed). The
+// options themselves stay as given: a definition may be built again.
+func resolve(opts []Option, names []string, self bool) ([]Option, error) {
+	out := make([]Option, 0, len(opts))
 	for _, o := range opts {
-		switch {
-		case o == ReadOnlyArgs:
-			declared = true
-		case o&writesOpt != 0:
-			declared = true
-			if o&badParam != 0 {
-				return 0, fmt.Errorf("pyext.Writes: a parameter index beyond %d", C.GDL_MAX_PARAMS-1)
-			}
-			mask |= uint32(o & 0xffff)
+		if o.o == nil {
+			return nil, fmt.Errorf("pyext: a zero Option (use the constructors of package pyext)")
 		}
+		if o.o.names == nil {
+			out = append(out, o)
+			continue
+		}
+		r := *o.o
+		r.params = make([]int, len(r.names))
+		for k, n := range r.names {
+			i := -1
+			for j, have := range names {
+				if have == n && !(self && j == 0) {
+					i = j
+				}
+			}
+			if i < 0 {
+				return nil, fmt.Errorf("%s: no parameter %q (%s)", o.where(n), n, describeNames(names, self))
+			}
+			r.params[k] = i
+		}
+		out = append(out, Option{&r})
 	}
-	if !declared {
-		return 1<<len(sig) - 1, nil
+	return out, nil
+}
+
+// where names the option for an error about parameter n.
+func (o Option) where(n string) string {
+	name := "Writes"
+	if o.kind() == optArray {
+		name = o.o.array.kind.String()
 	}
-	for i := 0; i < C.GDL_MAX_PARAMS; i++ {
-		if mask>>i&1 != 0 && (i >= len(sig) || sig[i] != C.GDL_V_ARRAY) {
-			return 0, fmt.Errorf("pyext.Writes(%d): parameter %d is not an array (the function has %d parameters)", i, i, len(sig))
+	return fmt.Sprintf("pyext.%s(%q)", name, n)
+}
+
+func describeNames(names []string, self bool) string {
+	if self && len(names) > 0 {
+		names = names[1:]
+	}
+	switch {
+	case names == nil:
+		return "its parameters have no names: give them with pyext.Args or the docstring's signature line"
+	case len(names) == 0:
+		return "it has no parameters"
+	}
+	return "its parameters are " + strings.Join(names, ", ")
+}
+
+// writesMask is the C descriptor's writes bits for opts (resolved) and the
+// signature: the parameters Writes names, none without it.
+func writesMask(opts []Option, sig []byte) (uint32, error) {
+	mask := uint32(0)
+	for _, o := range opts {
+		if o.kind() != optWrites {
+			continue
+		}
+		for k, i := range o.o.params {
+			if i < 0 || i >= len(sig) || sig[i] != C.GDL_V_ARRAY {
+				return 0, fmt.Errorf("%s: parameter %q is not an array", o.where(o.o.names[k]), o.o.names[k])
+			}
+			mask |= 1 << i
 		}
 	}
 	return mask, nil

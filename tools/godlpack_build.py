@@ -8,6 +8,7 @@ build requirement when no `go` is on PATH.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import re
@@ -233,6 +234,7 @@ def _build_go(go: str, env: dict[str, str], out: str, go_package: str, cwd: str,
     # cgo finds Python.h here; the extension never links libpython.
     env["CGO_CFLAGS"] = f"-I{sysconfig.get_paths()['include']} " + env.get("CGO_CFLAGS", "-O2")
     env.setdefault("GOFLAGS", "-buildvcs=false")
+    generate(go, env, go_package, cwd)
     env["CGO_CFLAGS"] += " " + _headers_key(go, env, cwd)
     target = _target()
     if not target:
@@ -250,6 +252,38 @@ def _build_go(go: str, env: dict[str, str], out: str, go_package: str, cwd: str,
     header = os.path.splitext(out)[0] + ".h"  # cgo's export header: not needed
     if os.path.exists(header):
         os.remove(header)
+
+
+def declares(pkg_dir: str) -> bool:
+    """Whether the Go package in pkg_dir declares its module with //pyext:
+    directives (or has a file generated from them, to be removed)."""
+    for path in glob.glob(os.path.join(pkg_dir, "*.go")):
+        if path.endswith("_test.go"):
+            continue
+        if os.path.basename(path) == "pyext_gen.go":
+            return True
+        with open(path, encoding="utf-8", errors="replace") as f:
+            if re.search(r"^\s*//pyext:", f.read(), re.M):
+                return True
+    return False
+
+
+def generate(go: str, env: dict[str, str], go_package: str, cwd: str) -> None:
+    """Writes pyext_gen.go from the package's //pyext: directives (pyext's
+    generator, pyextgen, run on this machine whatever the target), so that
+    the module a build makes is always the one its Go source declares. Its
+    errors (file:line: what is wrong) are one RuntimeError."""
+    pkg_dir = os.path.join(cwd, go_package)
+    if not declares(pkg_dir):
+        return
+    genv = {k: v for k, v in env.items() if k not in ("GOOS", "GOARCH", "CC", "CXX", "CGO_LDFLAGS")}
+    genv["CGO_ENABLED"] = "0"  # a plain Go program: no sanitizer or race instrumentation, which need cgo
+    genv["GOFLAGS"] = " ".join(f for f in genv.get("GOFLAGS", "").split() if f not in ("-asan", "-msan", "-race"))
+    cmd = [go, "run", "github.com/godlpack/godlpack/pyext/pyextgen", os.path.abspath(pkg_dir)]
+    r = subprocess.run(cmd, cwd=cwd, env=genv, capture_output=True, text=True)
+    if r.returncode != 0:
+        msg = (r.stderr or r.stdout).strip()
+        raise RuntimeError(f"the //pyext: directives: {msg}" if msg else f"{' '.join(cmd)} failed (exit {r.returncode})")
 
 
 # Run in a child Python (sys.executable, whose C API the library binds):

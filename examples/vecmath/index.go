@@ -11,10 +11,11 @@ import (
 	"github.com/godlpack/godlpack/pyext"
 )
 
-// Index is a Go type offered to Python as the class vecmath.Index: a
-// brute-force nearest-neighbour index of float64 vectors. Its methods run
-// without the GIL (ReleaseGIL), so several Python threads may call them at
-// once: a mutex guards the data.
+// A nearest-neighbour index of float64 vectors of length dim (brute force,
+// Euclidean). Its methods run without the GIL (nogil), so several Python
+// threads may call them at once: a mutex guards the data.
+//
+//pyext:class
 type Index struct {
 	mu   sync.RWMutex
 	dim  int
@@ -22,27 +23,7 @@ type Index struct {
 	data []float64 // size*dim values, row after row
 }
 
-var indexClass = pyext.NewClass[Index]("Index", "Index(dim, name='')\n--\n\n"+
-	"A nearest-neighbour index of float64 vectors of length dim (brute force, Euclidean).").
-	Init(newIndex, pyext.Args("dim", "name=''")).
-	Method("add", pyext.FuncE2((*Index).Add), "add(x)\n--\n\nAppends the rows of x (a float64 array of "+
-		"n*dim values, any shape); returns how many rows were added.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
-	// Convert: rows given as a list, as float32, strided or unaligned (Dask
-	// blocks) are copied into a compact float64 temporary first (a method's
-	// Convert and Require count the parameters after the receiver, as Writes).
-	Method("extend", pyext.FuncE2((*Index).Add), "extend(rows)\n--\n\nadd(rows), converting rows of any "+
-		"layout or castable dtype, or a list, to compact float64.", pyext.ReadOnlyArgs, pyext.ReleaseGIL,
-		pyext.Convert(0), pyext.Args("rows")).
-	Method("nearest", (*Index).Nearest, "nearest(q, max_dist=1e308)\n--\n\nThe row nearest to q (dim float64 "+
-		"values), or -1 when the index is empty or no row is within max_dist.", pyext.ReadOnlyArgs, pyext.ReleaseGIL,
-		pyext.Args("q", "max_dist=1e308")).
-	Method("distances", (*Index).Distances, "distances(q)\n--\n\nThe distance from q to every row, as a new "+
-		"float64 array allocated by Go.", pyext.ReadOnlyArgs, pyext.ReleaseGIL, pyext.Args("q")).
-	Method("fail", (*Index).Fail, "fail(how)\n--\n\nRaises: how is 'error' or 'panic' (for tests).").
-	Property("size", (*Index).Size, nil, "How many rows the index holds.").
-	Property("dim", (*Index).Dim, nil, "The length of a row.").
-	Property("name", (*Index).Name, (*Index).SetName, "A name, for repr (settable).")
-
+//pyext:init (dim, name='')
 func newIndex(dim int, name string) (*Index, error) {
 	if dim <= 0 {
 		return nil, &pyext.ValueError{Msg: fmt.Sprintf("Index: dim must be positive, got %d", dim)}
@@ -50,7 +31,10 @@ func newIndex(dim int, name string) (*Index, error) {
 	return &Index{dim: dim, name: name}, nil
 }
 
-// Add appends the rows of x.
+// Appends the rows of x (a float64 array of n*dim values, any shape);
+// returns how many rows were added.
+//
+//pyext:method nogil
 func (ix *Index) Add(x []float64) (int, error) {
 	if len(x)%ix.dim != 0 {
 		return 0, &pyext.ValueError{Msg: fmt.Sprintf("add: %d values are not rows of %d", len(x), ix.dim)}
@@ -61,7 +45,17 @@ func (ix *Index) Add(x []float64) (int, error) {
 	return len(x) / ix.dim, nil
 }
 
-// Nearest is the row nearest to q within maxDist, or -1.
+// add(rows), converting rows of any layout or castable dtype, or a list, to
+// compact float64 (convert: rows given as a list, as float32, strided or
+// unaligned (Dask blocks) are copied into a compact float64 temporary first).
+//
+//pyext:method (rows) nogil convert(rows)
+func (ix *Index) Extend(x []float64) (int, error) { return ix.Add(x) }
+
+// The row nearest to q (dim float64 values), or -1 when the index is empty
+// or no row is within max_dist.
+//
+//pyext:method (q, max_dist=1e308) nogil
 func (ix *Index) Nearest(q []float64, maxDist float64) (int, error) {
 	if len(q) != ix.dim {
 		return 0, &pyext.ValueError{Msg: fmt.Sprintf("nearest: q has %d values, want %d", len(q), ix.dim)}
@@ -77,7 +71,9 @@ func (ix *Index) Nearest(q []float64, maxDist float64) (int, error) {
 	return best, nil
 }
 
-// Distances is the distance from q to every row.
+// The distance from q to every row, as a new float64 array allocated by Go.
+//
+//pyext:method nogil
 func (ix *Index) Distances(q []float64) ([]float64, error) {
 	if len(q) != ix.dim {
 		return nil, &pyext.ValueError{Msg: fmt.Sprintf("distances: q has %d values, want %d", len(q), ix.dim)}
@@ -100,7 +96,9 @@ func dist2(a, b []float64) float64 {
 	return s
 }
 
-// Fail raises or panics, for tests.
+// Raises: how is 'error' or 'panic' (for tests).
+//
+//pyext:method
 func (ix *Index) Fail(how string) error {
 	if how == "panic" {
 		var rows []float64
@@ -109,17 +107,23 @@ func (ix *Index) Fail(how string) error {
 	return &pyext.RuntimeError{Msg: "failed, as asked"}
 }
 
-// Size is how many rows the index holds.
+// How many rows the index holds.
+//
+//pyext:property
 func (ix *Index) Size() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return len(ix.data) / ix.dim
 }
 
-// Dim is the length of a row.
+// The length of a row.
+//
+//pyext:property
 func (ix *Index) Dim() int { return ix.dim }
 
-// Name is the index's name.
+// A name, for repr (settable).
+//
+//pyext:property
 func (ix *Index) Name() string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -127,6 +131,8 @@ func (ix *Index) Name() string {
 }
 
 // SetName renames the index.
+//
+//pyext:setter
 func (ix *Index) SetName(name string) {
 	ix.mu.Lock()
 	ix.name = name
@@ -171,14 +177,26 @@ func (ix *Index) UnmarshalBinary(data []byte) error {
 	return binary.Read(r, binary.LittleEndian, ix.data)
 }
 
-// Counter is a class with neither String nor MarshalBinary: Python's
-// default repr, and pickling refused. incr runs without the GIL: an atomic.
+// A thread-safe counter. Counter is a class with neither String nor
+// MarshalBinary: Python's default repr, and pickling refused.
+//
+//pyext:class
 type Counter struct{ n atomic.Int64 }
 
-var counterClass = pyext.NewClass[Counter]("Counter", "Counter(start=0)\n--\n\nA thread-safe counter.").
-	Init(func(start int64) *Counter { c := &Counter{}; c.n.Store(start); return c }, pyext.Args("start=0")).
-	Method("incr", pyext.Func2(func(c *Counter, by int64) int64 { return c.n.Add(by) }),
-		"incr(by=1)\n--\n\nAdds by; returns the new value.", pyext.ReleaseGIL, pyext.Args("by=1")).
-	Method("merge", func(c *Counter, other *Counter) int64 { return c.n.Add(other.n.Load()) },
-		"merge(other)\n--\n\nAdds another Counter's value (an object argument).").
-	Property("value", func(c *Counter) int64 { return c.n.Load() }, nil, "The current value.")
+//pyext:init (start=0)
+func newCounter(start int64) *Counter { c := &Counter{}; c.n.Store(start); return c }
+
+// Adds by; returns the new value. It runs without the GIL: an atomic.
+//
+//pyext:method (by=1) nogil
+func (c *Counter) Incr(by int64) int64 { return c.n.Add(by) }
+
+// Adds another Counter's value (an object argument).
+//
+//pyext:method
+func (c *Counter) Merge(other *Counter) int64 { return c.n.Add(other.n.Load()) }
+
+// The current value.
+//
+//pyext:property
+func (c *Counter) Value() int64 { return c.n.Load() }

@@ -1,59 +1,36 @@
+// Vector math in Go, on any DLPack array.
+//
 // Command vecmath is a Python extension module written in Go: its functions
 // take NumPy, PyTorch or JAX arrays zero-copy and return Go-allocated arrays
-// that Python sees without a copy. Build it with `pip install .`.
+// that Python sees without a copy. Each //pyext: line declares what Python
+// sees of the Go declaration under it; the build writes pyext_gen.go from
+// them (pyextgen). Build it with `pip install .`.
+//
+//pyext:module vecmath
 package main
-
-import "C" // cgo: PyInit_vecmath below is exported to CPython
 
 import (
 	"errors"
 	"fmt"
 	"math"
-	"unsafe"
 
 	"github.com/godlpack/godlpack"
 	"github.com/godlpack/godlpack/consumer"
 	"github.com/godlpack/godlpack/pyext"
 )
 
-// pyext.Proc2, FuncE2, Func1 wrap each function with conversions chosen
-// here, so calls use no reflection; a plain function works too (clip).
-var module = pyext.NewModule("vecmath", "Vector math in Go, on any DLPack array.").
-	Def("scale", pyext.Proc2(scale), "scale(x, a)\n--\n\nMultiply the float32 array x by a, in place.", pyext.ReleaseGIL).
-	Def("add", pyext.FuncE2(add), "add(x, y)\n--\n\nx + y as a new float64 array allocated by Go.", pyext.ReadOnlyArgs).
-	Def("norm", pyext.Func1(norm), "norm(x)\n--\n\nThe Euclidean norm of a float64 array.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
-	// Args names the parameters: keywords and defaults, clip(x, hi=2.0).
-	Def("clip", clip, "clip(x, lo=0.0, hi=1.0)\n--\n\nClamp x to [lo, hi] in place; returns how many changed.",
-		pyext.Args("x", "lo=0.0", "hi=1.0")).
-	Def("isum", pyext.Func1(isum), "isum(x)\n--\n\nThe sum of an int64 array (for tests of integer dtypes).", pyext.ReadOnlyArgs).
-	Def("describe", pyext.Func1(describe), "describe(t)\n--\n\nAny array's dtype and shape, e.g. 'float32 [2 3]'.", pyext.ReadOnlyArgs).
-	Def("where", pyext.Func1(where), "where(t)\n--\n\nAny array's device and data address, e.g. 'cuda:0 0x7f0a2c000000'.", pyext.ReadOnlyArgs).
-	Def("mean", pyext.FuncE1(mean), "mean(x)\n--\n\nThe mean of a compact float32 or float64 array.", pyext.ReadOnlyArgs).
-	Def("echo", echo, "echo(x)\n--\n\nReturns x itself: refused, the result would alias an argument (for tests).", pyext.ReadOnlyArgs).
-	Def("fail", pyext.Func1(fail), "fail(how)\n--\n\nRaises: how is 'error', 'buffer' or 'panic' (for tests).").
-	// saxpy writes y only: x may be read-only (pyext.Writes, by index from 0).
-	Def("saxpy", saxpy, "saxpy(a, x, y)\n--\n\ny += a*x in place (float32); x is only read.", pyext.Writes(2)).
-	// A 2-d parameter: rows of any length, taken zero-copy with its strides
-	// (a transposed or sliced array too).
-	Def("rownorms", pyext.Func1(rownorms), "rownorms(x)\n--\n\nThe Euclidean norm of each row of a 2-d float64 array.",
-		pyext.ReadOnlyArgs, pyext.ReleaseGIL, pyext.Require(0, pyext.Ndim(2))).
-	// A shape requirement, and a conversion: (n, 3) points of any dtype that
-	// converts to float64, any layout or alignment (Dask blocks), or a list.
-	Def("centroid", pyext.Func1(centroid), "centroid(points)\n--\n\nThe mean of (n, 3) points, as a 3-element float64 array.",
-		pyext.ReadOnlyArgs, pyext.Require(0, pyext.Shape(-1, 3), pyext.CContig), pyext.Convert(0)).
-	Def("widths", widths, "widths(i, i8, i16, i32, i64, u, u8, u16, u32, u64, f32, b)\n--\n\nIts arguments, "+
-		"each range-checked against its Go type, as one string (for tests).", pyext.ReadOnlyArgs).
-	Def("live_objects", pyext.LiveObjects, "live_objects()\n--\n\nHow many Index and Counter objects are alive (for tests).").
-	// Go types as Python classes (index.go).
-	Class(indexClass).
-	Class(counterClass)
-
+// Multiply the float32 array x by a, in place.
+//
+//pyext:function writes(x) nogil
 func scale(x []float32, a float32) {
 	for i := range x {
 		x[i] *= a
 	}
 }
 
+// x + y as a new float64 array allocated by Go.
+//
+//pyext:function
 func add(x, y []float64) ([]float64, error) {
 	if len(x) != len(y) {
 		return nil, &pyext.ValueError{Msg: "add: x and y differ in length"}
@@ -65,6 +42,9 @@ func add(x, y []float64) ([]float64, error) {
 	return out, nil
 }
 
+// The Euclidean norm of a float64 array.
+//
+//pyext:function nogil
 func norm(x []float64) float64 {
 	var s float64
 	for _, v := range x {
@@ -73,19 +53,9 @@ func norm(x []float64) float64 {
 	return math.Sqrt(s)
 }
 
-func clip(x []float64, lo, hi float64) (int, error) {
-	if lo > hi {
-		return 0, &pyext.ValueError{Msg: "clip: lo > hi"}
-	}
-	n := 0
-	for i, v := range x {
-		if c := min(max(v, lo), hi); c != v {
-			x[i], n = c, n+1
-		}
-	}
-	return n, nil
-}
-
+// The sum of an int64 array (for tests of integer dtypes).
+//
+//pyext:function
 func isum(x []int64) int64 {
 	var s int64
 	for _, v := range x {
@@ -94,15 +64,22 @@ func isum(x []int64) int64 {
 	return s
 }
 
-// describe takes a godlpack.Tensor: any array, on any device, whatever its
-// dtype or layout.
+// Any array's dtype and shape, e.g. 'float32 [2 3]'. A godlpack.Tensor is
+// any array, on any device, whatever its dtype or layout.
+//
+//pyext:function (t)
 func describe(t godlpack.Tensor) string { return fmt.Sprint(t.DType, " ", t.Shape) }
 
-// where tells where a Tensor's memory is: a device array is seen, not read.
+// Any array's device and data address, e.g. 'cuda:0 0x7f0a2c000000': a
+// device array is seen, not read.
+//
+//pyext:function (t)
 func where(t godlpack.Tensor) string { return fmt.Sprintf("%v %#x", t.Device, uintptr(t.Data)) }
 
-// mean takes a *consumer.Tensor (borrowed for the call) and picks its typed
-// view from the dtype at run time.
+// The mean of a compact float32 or float64 array. A *consumer.Tensor is
+// borrowed for the call; its typed view is picked from the dtype at run time.
+//
+//pyext:function (x)
 func mean(x *consumer.Tensor) (float64, error) {
 	switch x.DType {
 	case godlpack.Float32:
@@ -124,6 +101,9 @@ func meanOf[T float32 | float64](xs []T, err error) (float64, error) {
 	return sum / float64(len(xs)), nil
 }
 
+// y += a*x in place (float32); x is only read.
+//
+//pyext:function writes(y)
 func saxpy(a float32, x, y []float32) error {
 	if len(x) != len(y) {
 		return &pyext.ValueError{Msg: "saxpy: x and y differ in length"}
@@ -134,7 +114,11 @@ func saxpy(a float32, x, y []float32) error {
 	return nil
 }
 
-// rownorms reads x through its shape and strides: no copy, whatever the layout.
+// The Euclidean norm of each row of a 2-d float64 array. A 2-d parameter:
+// rows of any length, read through the shape and strides, no copy, whatever
+// the layout (a transposed or sliced array too).
+//
+//pyext:function (x) nogil require(x, Ndim(2))
 func rownorms(x pyext.NDArray[float64]) []float64 {
 	out := make([]float64, x.Dim(0))
 	for i := range out {
@@ -147,7 +131,12 @@ func rownorms(x pyext.NDArray[float64]) []float64 {
 	return out
 }
 
-// centroid takes C-contiguous (n, 3) points: each row is a slice.
+// The mean of (n, 3) points, as a 3-element float64 array. A shape
+// requirement, and a conversion: points of any dtype that converts to
+// float64, any layout or alignment (Dask blocks), or a list; each row of the
+// C-contiguous copy is a slice.
+//
+//pyext:function (points) require(points, Shape(-1, 3), CContig) convert(points)
 func centroid(p pyext.NDArray[float64]) []float64 {
 	c := make([]float64, 3)
 	n := p.Dim(0)
@@ -159,13 +148,9 @@ func centroid(p pyext.NDArray[float64]) []float64 {
 	return c
 }
 
-func widths(i int, i8 int8, i16 int16, i32 int32, i64 int64, u uint, u8 uint8, u16 uint16, u32 uint32, u64 uint64,
-	f32 float32, b bool) string {
-	return fmt.Sprint(i, i8, i16, i32, i64, u, u8, u16, u32, u64, f32, b)
-}
-
-func echo(x []float64) []float64 { return x }
-
+// Raises: how is 'error', 'buffer' or 'panic' (for tests).
+//
+//pyext:function
 func fail(how string) error {
 	switch how {
 	case "buffer":
@@ -176,8 +161,3 @@ func fail(how string) error {
 	}
 	return errors.New("failed, as asked")
 }
-
-//export PyInit_vecmath
-func PyInit_vecmath() unsafe.Pointer { return module.Init() }
-
-func main() {}

@@ -46,7 +46,7 @@ def test_clip_takes_keywords_and_defaults():
     (lambda x: vecmath.clip(x, 0.0, "b"), TypeError, "clip() argument 'hi' must be float, not str"),
     (lambda x: vecmath.clip(np.zeros(2, np.float32)), BufferError, "clip() argument 'x': want dtype float64, got float32"),
     (lambda x: vecmath.clip(x, lo=2.0, hi=1.0), ValueError, "clip: lo > hi"),
-    (lambda x: vecmath.norm(x=x), TypeError, "norm() takes no keyword arguments"),  # no Args: positional only
+    (lambda x: vecmath.echo(x=x), TypeError, "echo() takes no keyword arguments"),  # no Args: positional only
 ])
 def test_argument_errors_name_the_argument(call, exc, msg):
     x = np.zeros(3)
@@ -89,22 +89,22 @@ def _jax_x64():
 def test_jax_float32_array_is_refused_with_buffer_error_naming_the_argument():
     jnp = pytest.importorskip("jax.numpy")
     ix = vecmath.Index(3)
-    with pytest.raises(BufferError, match=r"Index.add\(\) argument 1: want dtype float64, got float32"):
+    with pytest.raises(BufferError, match=r"Index.add\(\) argument 'x': want dtype float64, got float32"):
         ix.add(jnp.zeros(3, dtype=jnp.float32))
     with pytest.raises(BufferError, match=r"Index.nearest\(\) argument 'q': want dtype float64, got float32"):
         ix.nearest(q=jnp.zeros(3, dtype=jnp.float32))
 
 
 @pytest.mark.parametrize("call, exc, match", [
-    (lambda ix: ix.add(np.zeros(3, np.float32)), BufferError, r"Index.add\(\) argument 1: want dtype float64, got float32"),
-    (lambda ix: ix.add(np.zeros(6)[::2]), BufferError, r"Index.add\(\) argument 1: not C-contiguous"),
+    (lambda ix: ix.add(np.zeros(3, np.float32)), BufferError, r"Index.add\(\) argument 'x': want dtype float64, got float32"),
+    (lambda ix: ix.add(np.zeros(6)[::2]), BufferError, r"Index.add\(\) argument 'x': not C-contiguous"),
     (lambda ix: ix.add(1.0), TypeError, "DLPack"),
     (lambda ix: ix.add(np.zeros(2)), ValueError, "add: 2 values are not rows of 3"),
-    (lambda ix: ix.add(), TypeError, r"Index.add\(\) takes 1 positional arguments but 0 were given"),
-    (lambda ix: ix.add(x=np.zeros(3)), TypeError, r"Index.add\(\) takes no keyword arguments"),
+    (lambda ix: ix.add(), TypeError, r"Index.add\(\) missing required argument 'x' \(pos 1\)"),
+    (lambda ix: ix.add(y=np.zeros(3)), TypeError, r"Index.add\(\) got an unexpected keyword argument 'y'"),
     (lambda ix: ix.nearest(np.zeros(3), dist=1.0), TypeError, "unexpected keyword argument 'dist'"),
     (lambda ix: ix.nearest(np.zeros(3), max_dist="far"), TypeError, "argument 'max_dist' must be float, not str"),
-    (lambda ix: ix.fail(3), TypeError, r"Index.fail\(\) argument 1 must be str, not int"),
+    (lambda ix: ix.fail(3), TypeError, r"Index.fail\(\) argument 'how' must be str, not int"),
     (lambda ix: ix.fail("error"), RuntimeError, "failed, as asked"),
     (lambda ix: ix.fail("panic"), RuntimeError, r"Go panic in Index.fail\(\): runtime error: index out of range"),
     (lambda ix: setattr(ix, "size", 3), AttributeError, "has no setter"),
@@ -113,7 +113,7 @@ def test_jax_float32_array_is_refused_with_buffer_error_naming_the_argument():
     (lambda ix: vecmath.Index.add(vecmath.Counter(), np.zeros(3)), TypeError,
      "descriptor 'add' for 'vecmath.Index' objects doesn't apply to a 'vecmath.Counter' object"),
     (lambda ix: vecmath.Index.add(), TypeError, "needs an argument"),
-    (lambda ix: vecmath.Counter().merge(ix), TypeError, r"Counter.merge\(\) argument 1 must be vecmath.Counter, not vecmath.Index"),
+    (lambda ix: vecmath.Counter().merge(ix), TypeError, r"Counter.merge\(\) argument 'other' must be vecmath.Counter, not vecmath.Index"),
     (lambda ix: vecmath.Index(0), ValueError, "dim must be positive, got 0"),
     (lambda ix: vecmath.Index(), TypeError, r"Index\(\) missing required argument 'dim' \(pos 1\)"),
     (lambda ix: vecmath.Index(2, nam="x"), TypeError, "unexpected keyword argument 'nam'"),

@@ -82,7 +82,7 @@ def test_refusals_are_buffer_errors_and_leave_the_array_alone(arg, match):
 
 
 def test_argument_errors():
-    with pytest.raises(TypeError, match="takes 2 positional arguments"):
+    with pytest.raises(TypeError, match=r"^scale\(\) missing required argument 'a' \(pos 2\)"):
         vecmath.scale(np.zeros(2, dtype=np.float32))
     with pytest.raises(TypeError):
         vecmath.scale([1.0, 2.0], 2.0)  # a list is no DLPack object
@@ -106,8 +106,13 @@ def test_go_errors_and_panics_become_python_exceptions():
 
 
 def test_keyword_arguments_are_refused_by_the_functions_name():
-    with pytest.raises(TypeError, match=r"^norm\(\) takes no keyword arguments"):
-        vecmath.norm(x=np.array([1.0]))
+    # echo's parameters have no names (the builder API, without pyext.Args).
+    with pytest.raises(TypeError, match=r"^echo\(\) takes no keyword arguments"):
+        vecmath.echo(x=np.array([1.0]))
+    # A declared function's parameters are named as in Go: keywords work.
+    assert vecmath.norm(x=np.array([3.0, 4.0])) == 5.0
+    with pytest.raises(TypeError, match=r"^norm\(\) got an unexpected keyword argument 'y'"):
+        vecmath.norm(y=np.array([1.0]))
 
 
 def test_threads_scale_disjoint_arrays_concurrently():
@@ -339,14 +344,14 @@ def test_typed_slices_refuse_arrays_on_a_gpu():
     """A typed slice is CPU memory: a CUDA array is refused before its dtype is
     checked, naming the argument and the device; nothing is written."""
     x = OnDevice(2, [1.0, 2.0, 3.0])
-    with pytest.raises(BufferError, match=r"^scale\(\): argument 1 is on device type 2; .*CPU-accessible"):
+    with pytest.raises(BufferError, match=r"^scale\(\): argument 'x' is on device type 2; .*CPU-accessible"):
         vecmath.scale(x, 2.0)
     assert x.deleted == 1 and x.values() == [1.0, 2.0, 3.0]
-    with pytest.raises(BufferError, match=r"^norm\(\): argument 1 is on device type 2; .*CPU-accessible"):
+    with pytest.raises(BufferError, match=r"^norm\(\): argument 'x' is on device type 2; .*CPU-accessible"):
         vecmath.norm(x)  # norm takes float64: the device is refused first
     assert x.deleted == 2
     raw = OnDevice(2, [1.0])  # a raw capsule, as well as a producer
-    with pytest.raises(BufferError, match="argument 1 is on device type 2"):
+    with pytest.raises(BufferError, match="argument 'x' is on device type 2"):
         vecmath.norm(raw.__dlpack__())
     assert raw.deleted == 1
 
@@ -428,7 +433,7 @@ def test_torch_negative_bit_is_refused_on_every_array_path():
                  lambda: vecmath.clip(t64, -10.0, 10.0),  # typed slice, reflection
                  lambda: vecmath.describe(t64),  # godlpack.Tensor
                  lambda: vecmath.mean(t64)):  # *consumer.Tensor
-        with pytest.raises(BufferError, match=r"argument (1|'x'): .*negative bit set.*resolve_neg\(\)"):
+        with pytest.raises(BufferError, match=r"argument ('x'|'t'): .*negative bit set.*resolve_neg\(\)"):
             call()
     t32 = _neg_view(torch, torch.complex64)
     with pytest.raises(BufferError, match="negative bit"):
@@ -441,17 +446,17 @@ def test_torch_conjugate_bit_is_refused():
     torch = pytest.importorskip("torch")
     z = torch.tensor([1 + 2j]).conj()
     assert z.is_conj()
-    with pytest.raises(BufferError, match="argument 1: .*conjugate bit"):
+    with pytest.raises(BufferError, match="argument 't': .*conjugate bit"):
         vecmath.describe(z)
 
 
 def test_jax_arrays_are_never_written():
     jax = pytest.importorskip("jax")
     x = jax.numpy.arange(3, dtype=jax.numpy.float32)
-    with pytest.raises(BufferError, match=r"scale\(\): argument 1 is a .*ArrayImpl.*immutable"):
+    with pytest.raises(BufferError, match=r"scale\(\): argument 'x' is a .*ArrayImpl.*immutable"):
         vecmath.scale(x, 2.0)
     y = jax.numpy.ones(3, dtype=jax.numpy.float32)
-    with pytest.raises(BufferError, match="argument 3 .*immutable"):
+    with pytest.raises(BufferError, match="argument 'y' .*immutable"):
         vecmath.saxpy(2.0, np.ones(3, np.float32), y)
     assert x.tolist() == [0.0, 1.0, 2.0] and y.tolist() == [1.0, 1.0, 1.0]
     # Read, not written: accepted.
@@ -467,13 +472,13 @@ def test_mutability_is_declared_per_argument():
     y = np.ones(3, np.float32)
     vecmath.saxpy(2.0, x, y)  # x is only read: a read-only x is fine
     assert y.tolist() == [1.0, 3.0, 5.0]
-    with pytest.raises(BufferError, match="argument 3 is read-only"):
+    with pytest.raises(BufferError, match="argument 'y' is read-only"):
         vecmath.saxpy(2.0, y, x)  # y is written: a read-only y is refused
     assert x.tolist() == [0.0, 1.0, 2.0]
     # A read-only array through DLPack (a subclass is not NumPy's fast path).
     sub = np.ones(3, np.float32).view(type("Sub", (np.ndarray,), {}))
     sub.setflags(write=False)
-    with pytest.raises(BufferError, match="argument 3 is read-only"):
+    with pytest.raises(BufferError, match="argument 'y' is read-only"):
         vecmath.saxpy(2.0, x, sub)
     vecmath.saxpy(1.0, sub, y)
     assert y.tolist() == [2.0, 4.0, 6.0]
@@ -506,7 +511,7 @@ def test_every_integer_width_is_range_checked_naming_the_argument(name):
 def test_float32_is_range_checked():
     x = np.ones(2, np.float32)
     for bad in (2**200, 1e39, -1e39, 10**400):
-        with pytest.raises(OverflowError, match=r"scale\(\) argument 2: .* out of range for float32"):
+        with pytest.raises(OverflowError, match=r"scale\(\) argument 'a': .* out of range for float32"):
             vecmath.scale(x, bad)
     assert x.tolist() == [1.0, 1.0]
     assert widths(f32=3.4e38).split()[10] != "+Inf"
@@ -534,7 +539,7 @@ def test_a_float_is_not_an_int_and_a_bool_parameter_takes_bools_only():
     for bad in (1, np.int64(1), "x"):
         with pytest.raises(TypeError, match=r"widths\(\) argument 12 must be bool"):
             widths(b=bad)
-    with pytest.raises(TypeError, match=r"scale\(\) argument 2 must be float, not str"):
+    with pytest.raises(TypeError, match=r"scale\(\) argument 'a' must be float, not str"):
         vecmath.scale(np.ones(1, np.float32), "2")
 
 
@@ -547,9 +552,9 @@ def test_rownorms_takes_a_2d_array_with_its_strides():
     torch = pytest.importorskip("torch")
     t = torch.arange(12, dtype=torch.float64).reshape(3, 4)
     np.testing.assert_allclose(np.from_dlpack(vecmath.rownorms(t.T)), np.linalg.norm(x.T, axis=1))
-    with pytest.raises(BufferError, match=r"rownorms\(\) argument 1: want ndim 2, got 1 \(shape \(4,\)\)"):
+    with pytest.raises(BufferError, match=r"rownorms\(\) argument 'x': want ndim 2, got 1 \(shape \(4,\)\)"):
         vecmath.rownorms(np.arange(4.0))
-    with pytest.raises(BufferError, match=r"rownorms\(\) argument 1: want dtype float64, got float32; pass a "
+    with pytest.raises(BufferError, match=r"rownorms\(\) argument 'x': want dtype float64, got float32; pass a "
                                           r"conforming copy, or allow a conversion in Go \(pyext.Convert\)"):
         vecmath.rownorms(np.zeros((2, 2), np.float32))
 
@@ -567,5 +572,5 @@ def test_centroid_converts_what_it_is_given():
     assert np.from_dlpack(vecmath.centroid(np.broadcast_to(pts[1], (4, 3)))).tolist() == [2.0, 4.0, 6.0]  # stride 0
     jnp = pytest.importorskip("jax.numpy")
     assert np.from_dlpack(vecmath.centroid(jnp.asarray(pts, dtype=jnp.float32))).tolist() == [1.0, 2.0, 3.0]
-    with pytest.raises(BufferError, match=r"centroid\(\) argument 1: want shape \(\*, 3\), got \(2, 2\)"):
+    with pytest.raises(BufferError, match=r"centroid\(\) argument 'points': want shape \(\*, 3\), got \(2, 2\)"):
         vecmath.centroid(np.zeros((2, 2)))  # shapes are never converted

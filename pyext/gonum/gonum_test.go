@@ -138,7 +138,7 @@ func TestTheTypesAreRegistered(t *testing.T) {
 		Def("matvec", pyext.Func2(func(m *mat.Dense, x *mat.VecDense) *mat.VecDense { return x }), "matvec(m, x)\n--\n\n",
 			pyext.ReadOnlyArgs).
 		Def("gen", func(m mat.Matrix, v mat.Vector) (mat.Matrix, mat.Vector) { return m, v }, "gen(m, v)\n--\n\n",
-			pyext.ReadOnlyArgs, pyext.Convert(1))
+			pyext.ReadOnlyArgs, pyext.Convert("v"))
 	stub := mod.Stub()
 	assert.Contains(t, stub, "def matvec(m: SupportsDLPack, x: SupportsDLPack, /) -> Tensor:")
 	assert.Contains(t, stub, "def gen(m: SupportsDLPack, v: ArrayLike, /) -> tuple[Tensor, Tensor]:")

@@ -63,7 +63,9 @@ def module_of(project: str) -> str:
     names = set()
     for path in glob.glob(os.path.join(project, "*.go")):
         with open(path, encoding="utf-8") as f:
-            names.update(re.findall(r"^//export PyInit_(\w+)", f.read(), re.M))
+            text = f.read()
+        names.update(re.findall(r"^//export PyInit_(\w+)", text, re.M))
+        names.update(re.findall(r"^//pyext:module\s+(\w+)", text, re.M))
     if len(names) != 1:
         found = ", ".join(sorted(names)) or "none"
         raise BuildError(f"{os.path.abspath(project)} must hold one Go main package with one "

@@ -40,7 +40,7 @@ def call(project, code):
     return r.stdout.strip()
 
 
-TRIPLE = '\tClass(stats).\n\tDef("triple", func(n int) int { return 3 * n }, "")\n'
+TRIPLE = "\n// Three times n.\n//\n//pyext:function\nfunc Triple(n int) int { return 3 * n }\n"
 
 
 def test_an_empty_folder_to_a_wheel_and_a_compile_error(tmp_path):
@@ -59,10 +59,10 @@ def test_an_empty_folder_to_a_wheel_and_a_compile_error(tmp_path):
 
     # An edit, then develop again: the new function, in the module and in its stub.
     main = (project / "main.go").read_text()
-    (project / "main.go").write_text(main.replace("\tClass(stats)\n", TRIPLE))
+    (project / "main.go").write_text(main + TRIPLE)
     godlpack("develop", cwd=project)
     assert call(project, "import mykern; print(mykern.triple(4))") == "12"
-    assert "def triple(arg1: int, /) -> int:" in (project / "mykern.pyi").read_text()
+    assert "def triple(n: int) -> int:" in (project / "mykern.pyi").read_text()
 
     # build: the wheel and the sdist in dist/; the wheel holds the stub of this build.
     r = godlpack("build", cwd=project)
@@ -83,7 +83,7 @@ def test_an_empty_folder_to_a_wheel_and_a_compile_error(tmp_path):
 
     # stub: the stub alone on stdout.
     r = godlpack("stub", cwd=project)
-    assert r.stdout.startswith('"""Type stubs for mykern') and "def triple(arg1: int, /) -> int:" in r.stdout
+    assert r.stdout.startswith('"""Type stubs for mykern') and "def triple(n: int) -> int:" in r.stdout
     godlpack("stub", "-o", str(tmp_path / "out.pyi"), cwd=project)
     assert (tmp_path / "out.pyi").read_text() == r.stdout
 
@@ -110,6 +110,16 @@ def test_an_empty_folder_to_a_wheel_and_a_compile_error(tmp_path):
     out = r.stdout + r.stderr
     assert r.returncode != 0 and "Traceback" not in out, out
     assert re.search(rf"main\.go:{line}:\d+: undefined: m\n\s*error: go build of mykern failed \(exit 1\)", out), out
+
+    # A wrong directive: one line naming its place and what is wrong, exit 1, no traceback.
+    wrong = broken.replace("return 3 * m", "return 3 * n").replace("//pyext:function\nfunc Triple",
+                                                                    "//pyext:function writes(q)\nfunc Triple")
+    (project / "main.go").write_text(wrong)
+    line = next(i for i, s in enumerate(wrong.splitlines(), 1) if s.startswith("func Triple"))
+    r = godlpack("develop", cwd=project, check=False)
+    assert r.returncode == 1 and "Traceback" not in r.stderr + r.stdout, r
+    assert re.search(rf"main\.go:{line}:1: Triple: writes\(q\): no parameter \"q\" \(its parameters are n\)",
+                     r.stderr), r.stderr
     print(f"lifecycle: {time.monotonic() - t0:.1f} s")
 
 

@@ -148,13 +148,13 @@ def test_the_build_writes_the_stub_of_what_it_built_and_mypy_strict_passes(tmp_p
     scaffold.new("mykern", str(project))
     assert not list(project.glob("*.pyi")) and not list(project.glob("*_test.go"))
     main = (project / "main.go").read_text()
-    main = main.replace("\tClass(stats)\n", '\tClass(stats).\n\tDef("triple", func(n int) int { return 3 * n }, "")\n')
+    main += "\n// Three times n.\n//\n//pyext:function\nfunc Triple(n int) int { return 3 * n }\n"
     (project / "main.go").write_text(main)
     out = tmp_path / "lib" / ("mykern" + sysconfig.get_config_var("EXT_SUFFIX"))
     _run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."], project,
          dict(os.environ, GOFLAGS="-buildvcs=false"))
     stub = (tmp_path / "lib" / "mykern.pyi").read_text()
-    assert "def triple(arg1: int, /) -> int:" in stub and "class Stats:" in stub
+    assert "def triple(n: int) -> int:" in stub and "class Stats:" in stub
     pytest.importorskip("mypy")
     (tmp_path / "good.py").write_text(GOOD)
     (tmp_path / "bad.py").write_text(GOOD.replace("triple(4)", 'triple("4")'))
@@ -194,7 +194,7 @@ def test_new_refuses_bad_names_and_non_empty_folders(tmp_path):
     assert "def normalize(" in files["_build/zigcc.py"] and "import zigcc" in files["_build/godlpack_build.py"]
     # zigcc's Windows/macOS targets import crossdeps from beside it.
     assert ("import crossdeps" not in files["_build/zigcc.py"]) or "_build/crossdeps.py" in files
-    assert "//export PyInit_k\n" in files["main.go"] and "github.com/stretchr/testify" in files["go.sum"]
+    assert "//pyext:module k\n" in files["main.go"] and "github.com/stretchr/testify" in files["go.sum"]
 
 
 @pytest.mark.parametrize("name", ["numpy", "torch", "json", "os", "sys", "asyncio", "godlpack", "pytest"])
@@ -219,7 +219,7 @@ def test_every_stdlib_module_name_is_refused_and_a_fresh_name_is_not():
         if scaffold._NAME.match(name):
             with pytest.raises(ValueError, match="would shadow"):
                 scaffold.project_files(name)
-    assert "//export PyInit_numpy_go\n" in scaffold.project_files("numpy_go")["main.go"]
+    assert "//pyext:module numpy_go\n" in scaffold.project_files("numpy_go")["main.go"]
 
 
 def test_get_go_source_holds_the_module():

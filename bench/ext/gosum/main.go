@@ -37,8 +37,8 @@ var module = pyext.NewModule("gosum", "Per-call cost probes for bench/ext_bench.
 	Def("ndim_typed", pyext.Func1(ndim), "ndim(t), typed.", pyext.ReadOnlyArgs).
 	// Array requirements: a (n, 3) N-d view, and a slice with conversion allowed.
 	Def("rows3", pyext.Func1(rows3), "rows3(x): the sum of a (n, 3) float64 array.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.Shape(-1, 3), pyext.CContig)).
-	Def("sum_conv", pyext.Func1(sum), "sum(x), converting what does not conform.", pyext.ReadOnlyArgs, pyext.Convert(0)).
+		pyext.Require("x", pyext.Shape(-1, 3), pyext.CContig), pyext.Args("x")).
+	Def("sum_conv", pyext.Func1(sum), "sum(x), converting what does not conform.", pyext.ReadOnlyArgs, pyext.Convert("x"), pyext.Args("x")).
 	// Keyword arguments (pyext.Args): kw(a, b=1.0) called as kw(1.0, b=2.0).
 	Def("kw", kw, "kw(a, b=1.0): a + b.", pyext.Args("a", "b=1.0")).
 	Def("kw_typed", pyext.Func2(kw), "kw(a, b=1.0), typed.", pyext.Args("a", "b=1.0")).

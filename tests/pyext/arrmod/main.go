@@ -18,50 +18,50 @@ import (
 
 var module = pyext.NewModule("arrmod", "Array requirements under test.").
 	Def("rowsums", pyext.Func1(rowsums), "rowsums(x): per-row sums of a (n, 3) float64 array.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.Shape(-1, 3))).
+		pyext.Require("x", pyext.Shape(-1, 3)), pyext.Args("x")).
 	Def("info", pyext.Func1(info), "info(x): shape, strides and elements (C order) of any float64 array.", pyext.ReadOnlyArgs).
 	Def("info_refl", info, "info(x), through reflection.", pyext.ReadOnlyArgs).
 	Def("info_conv", pyext.Func1(info), "info(x) with conversion into a C-contiguous temporary.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.CContig), pyext.Convert(0)).
+		pyext.Require("x", pyext.CContig), pyext.Convert("x"), pyext.Args("x")).
 	Def("rows_c", pyext.Func1(rowsC), "rows_c(x): the rows of a C-contiguous 2-d float32 array, via Row.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.Ndim(2), pyext.CContig)).
+		pyext.Require("x", pyext.Ndim(2), pyext.CContig), pyext.Args("x")).
 	Def("flat_f", pyext.Func1(flat), "flat_f(x): a Fortran-contiguous float64 array's memory order.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.FContig)).
+		pyext.Require("x", pyext.FContig), pyext.Args("x")).
 	Def("flat_f_conv", pyext.Func1(flat), "flat_f(x), converted.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.FContig), pyext.Convert(0)).
+		pyext.Require("x", pyext.FContig), pyext.Convert("x"), pyext.Args("x")).
 	Def("sum", pyext.Func1(sum), "sum(x): no requirement (the typed fast path).", pyext.ReadOnlyArgs).
 	Def("sum_1d", pyext.Func1(sum), "sum(x) of 1-d arrays only, no conversion.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.Ndim(1))).
-	Def("sum_conv", pyext.Func1(sum), "sum(x) with conversion.", pyext.ReadOnlyArgs, pyext.Convert(0)).
+		pyext.Require("x", pyext.Ndim(1)), pyext.Args("x")).
+	Def("sum_conv", pyext.Func1(sum), "sum(x) with conversion.", pyext.ReadOnlyArgs, pyext.Convert("x"), pyext.Args("x")).
 	Def("sum_conv_nogil", pyext.Func1(sum), "sum(x) with conversion, without the GIL.", pyext.ReadOnlyArgs,
-		pyext.Convert(0), pyext.ReleaseGIL).
-	Def("isum_conv", pyext.Func1(isum), "isum(x) of int64 with conversion.", pyext.ReadOnlyArgs, pyext.Convert(0)).
+		pyext.Convert("x"), pyext.ReleaseGIL, pyext.Args("x")).
+	Def("isum_conv", pyext.Func1(isum), "isum(x) of int64 with conversion.", pyext.ReadOnlyArgs, pyext.Convert("x"), pyext.Args("x")).
 	Def("nd_sum_conv", pyext.Func1(ndSum), "sum of a C-contiguous NDArray with conversion.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.CContig), pyext.Convert(0)).
-	Def("scale", pyext.Proc2(scale), "scale(x, a): x *= a, no conversion.", pyext.Writes(0)).
-	Def("scale_wb", pyext.Proc2(scale), "scale(x, a) with conversion and write-back.", pyext.Writes(0),
-		pyext.ConvertWriteBack(0)).
-	Def("scale_wb_nogil", pyext.Proc2(scale), "scale_wb without the GIL.", pyext.Writes(0),
-		pyext.ConvertWriteBack(0), pyext.ReleaseGIL).
-	Def("scale_wb_panic", pyext.Proc2(scalePanic), "scale(x, a), then panics.", pyext.Writes(0),
-		pyext.ConvertWriteBack(0)).
-	Def("nd_scale_wb", pyext.Proc2(ndScale), "x *= a on a C-contiguous NDArray, with write-back.", pyext.Writes(0),
-		pyext.Require(0, pyext.CContig), pyext.ConvertWriteBack(0)).
-	Def("nd_scale", pyext.Proc2(ndScale), "x *= a on any strided NDArray, in place.", pyext.Writes(0)).
+		pyext.Args("x"), pyext.Require("x", pyext.CContig), pyext.Convert("x")).
+	Def("scale", pyext.Proc2(scale), "scale(x, a): x *= a, no conversion.", pyext.Writes("x"), pyext.Args("x", "a")).
+	Def("scale_wb", pyext.Proc2(scale), "scale(x, a) with conversion and write-back.", pyext.Writes("x"),
+		pyext.ConvertWriteBack("x"), pyext.Args("x", "a")).
+	Def("scale_wb_nogil", pyext.Proc2(scale), "scale_wb without the GIL.", pyext.Args("x", "a"), pyext.Writes("x"),
+		pyext.ConvertWriteBack("x"), pyext.ReleaseGIL).
+	Def("scale_wb_panic", pyext.Proc2(scalePanic), "scale(x, a), then panics.", pyext.Writes("x"),
+		pyext.ConvertWriteBack("x"), pyext.Args("x", "a")).
+	Def("nd_scale_wb", pyext.Proc2(ndScale), "x *= a on a C-contiguous NDArray, with write-back.", pyext.Args("x", "a"), pyext.Writes("x"),
+		pyext.Require("x", pyext.CContig), pyext.ConvertWriteBack("x")).
+	Def("nd_scale", pyext.Proc2(ndScale), "x *= a on any strided NDArray, in place.", pyext.Args("x", "a"), pyext.Writes("x")).
 	Def("tensor_cpu", pyext.Func1(describe), "describe(t): a 2-d float32 tensor on the CPU.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.OnCPU, pyext.DTypeIs(godlpack.Float32), pyext.Ndim(2))).
+		pyext.Require("t", pyext.OnCPU, pyext.DTypeIs(godlpack.Float32), pyext.Ndim(2)), pyext.Args("t")).
 	Def("tensor_cuda", pyext.Func1(describe), "describe(t): a CUDA tensor.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.OnCUDA)).
+		pyext.Require("t", pyext.OnCUDA), pyext.Args("t")).
 	Def("tensor_c", pyext.Func1(describe), "describe(t): a C-contiguous tensor.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.CContig)).
+		pyext.Require("t", pyext.CContig), pyext.Args("t")).
 	Def("borrow_shape", pyext.FuncE1(borrowShape), "the shape of a (*, 2) tensor, borrowed.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.Shape(-1, 2))).
+		pyext.Args("t"), pyext.Require("t", pyext.Shape(-1, 2))).
 	Def("matvec", pyext.FuncE2(matvec), "matvec(m, v): m @ v for m (r, c), v (c,), converted.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.Ndim(2)), pyext.Require(1, pyext.Ndim(1)), pyext.Convert(0, 1)).
+		pyext.Require("m", pyext.Ndim(2)), pyext.Require("v", pyext.Ndim(1)), pyext.Convert("m", "v"), pyext.Args("m", "v")).
 	// Buffer-protocol arguments (bytes, bytearray, memoryview, array.array, mmap).
 	Def("bytesum", pyext.Func1(bytesum), "bytesum(b): the sum of a []byte's values.", pyext.ReadOnlyArgs).
 	Def("bytesum_nogil", pyext.Func1(bytesum), "bytesum(b) without the GIL.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
-	Def("fill", pyext.Proc2(fill), "fill(b, v): every byte of b set to v.", pyext.Writes(0)).
+	Def("fill", pyext.Proc2(fill), "fill(b, v): every byte of b set to v.", pyext.Writes("b"), pyext.Args("b", "v")).
 	Def("hold", pyext.Func2(hold), "hold(b, ms): sleeps ms milliseconds without the GIL, then sums b.",
 		pyext.ReadOnlyArgs, pyext.ReleaseGIL).
 	Def("sum_nogil", pyext.Func1(sum), "sum(x) without the GIL.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
@@ -214,7 +214,7 @@ func PyInit_arrmod() unsafe.Pointer { return module.Init() }
 // bad is a definition whose requirements cannot hold: its import fails
 // (check_arrmod.py loads it from this same library as arrmod_bad).
 var bad = pyext.NewModule("arrmod_bad", "Impossible requirements.").
-	Def("scale", pyext.Proc2(scale), "scale(x, a)", pyext.Writes(0), pyext.Require(1, pyext.Ndim(1)))
+	Def("scale", pyext.Proc2(scale), "scale(x, a)", pyext.Writes("x"), pyext.Require("a", pyext.Ndim(1)), pyext.Args("x", "a"))
 
 //export PyInit_arrmod_bad
 func PyInit_arrmod_bad() unsafe.Pointer { return bad.Init() }

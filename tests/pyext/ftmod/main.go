@@ -30,10 +30,10 @@ func dot(x, y []float64) float64 {
 var module = pyext.NewModule("ftmod", "Free-threading under test: declares Py_MOD_GIL_NOT_USED.").
 	FreeThreaded().
 	Def("dot", pyext.Func2(dot), "dot(x, y): the dot product of two float64 arrays, converted.", pyext.ReadOnlyArgs,
-		pyext.Convert(0, 1), pyext.ReleaseGIL)
+		pyext.Convert("x", "y"), pyext.ReleaseGIL, pyext.Args("x", "y"))
 
 var moduleGIL = pyext.NewModule("ftmod_gil", "The default: declares Py_MOD_GIL_USED.").
-	Def("dot", pyext.Func2(dot), "dot(x, y).", pyext.ReadOnlyArgs, pyext.Convert(0, 1))
+	Def("dot", pyext.Func2(dot), "dot(x, y).", pyext.ReadOnlyArgs, pyext.Convert("x", "y"), pyext.Args("x", "y"))
 
 //export PyInit_ftmod
 func PyInit_ftmod() unsafe.Pointer { return module.Init() }

@@ -23,15 +23,15 @@ var module = pyext.NewModule("gonummod", "gonum's mat types under test.").
 	Def("live_owners", pyext.Func0(producer.LiveOwners), "live_owners()\n--\n\nGo memory exported and not yet released.").
 	Def("trace_refl", trace, "trace_refl(m)\n--\n\ntrace(m) through reflection.", pyext.ReadOnlyArgs).
 	Def("addr", pyext.Func1(addr), "addr(m)\n--\n\nThe address of m[0, 0] as Go sees it.", pyext.ReadOnlyArgs).
-	Def("addr_conv", pyext.Func1(addr), "addr_conv(m)\n--\n\naddr(m), converting m.", pyext.ReadOnlyArgs, pyext.Convert(0)).
+	Def("addr_conv", pyext.Func1(addr), "addr_conv(m)\n--\n\naddr(m), converting m.", pyext.ReadOnlyArgs, pyext.Convert("m")).
 	Def("vaddr", pyext.Func1(vaddr), "vaddr(v)\n--\n\nThe address of v[0] as Go sees it.", pyext.ReadOnlyArgs).
-	Def("scale", pyext.Proc2(scale), "scale(m, a)\n--\n\nm *= a, in place.", pyext.Writes(0)).
-	Def("scale_wb", pyext.Proc2(scale), "scale_wb(m, a)\n--\n\nm *= a through a written-back copy.", pyext.Writes(0),
-		pyext.ConvertWriteBack(0)).
+	Def("scale", pyext.Proc2(scale), "scale(m, a)\n--\n\nm *= a, in place.", pyext.Writes("m")).
+	Def("scale_wb", pyext.Proc2(scale), "scale_wb(m, a)\n--\n\nm *= a through a written-back copy.", pyext.Writes("m"),
+		pyext.ConvertWriteBack("m")).
 	Def("matvec", pyext.FuncE2(matvec), "matvec(m, x)\n--\n\nm @ x (typed path).", pyext.ReadOnlyArgs).
 	Def("matvec_refl", matvec, "matvec_refl(m, x)\n--\n\nm @ x through reflection.", pyext.ReadOnlyArgs).
 	Def("matvec_conv", pyext.FuncE2(matvec), "matvec_conv(m, x)\n--\n\nm @ x, converting both.", pyext.ReadOnlyArgs,
-		pyext.Convert(0, 1)).
+		pyext.Convert("m", "x")).
 	Def("mul", pyext.FuncE2(mul), "mul(a, b)\n--\n\na @ b as a new matrix.", pyext.ReadOnlyArgs).
 	Def("eye", eye, "eye(n)\n--\n\nThe n x n identity, and the address of its data in Go.").
 	Def("window", pyext.Func1(window), "window(n)\n--\n\nThe inner (n-2) x (n-2) block of an n x n matrix of i*n+j: a Dense whose stride is n.").
@@ -45,11 +45,11 @@ var module = pyext.NewModule("gonummod", "gonum's mat types under test.").
 	Def("transpose", pyext.Func1(transpose), "transpose(m)\n--\n\nm.T() as a mat.Matrix (copied out).", pyext.ReadOnlyArgs).
 	Def("total", pyext.Func1(total), "total(m)\n--\n\nThe sum of a mat.Matrix.", pyext.ReadOnlyArgs).
 	Def("rowsums3", pyext.Func1(rowsums), "rowsums3(m)\n--\n\nRow sums of an (n, 3) matrix.", pyext.ReadOnlyArgs,
-		pyext.Require(0, pyext.Shape(-1, 3))).
+		pyext.Require("m", pyext.Shape(-1, 3))).
 	Class(pyext.NewClass[Acc]("Acc", "Acc()\n--\n\nAccumulates the traces of matrices.").
 		Init(func() *Acc { return &Acc{} }).
 		Method("add", pyext.Func2((*Acc).Add), "add(m)\n--\n\nAdd m's trace; returns the running total.", pyext.ReadOnlyArgs,
-			pyext.Convert(0)))
+			pyext.Convert("m")))
 
 func trace(m *mat.Dense) float64 { return mat.Trace(m) }
 

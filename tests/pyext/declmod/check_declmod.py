@@ -1,0 +1,136 @@
+"""A module declared once with //pyext: directives (pyext/pyextgen): the
+Python names, signatures, keyword-only and positional-only parameters,
+read-only arrays unless declared written, several results, a class with its
+constructor, methods, properties, protocols and a static method, all on the
+compiled path, and the stub. Collected by the outer pytest run."""
+import array
+import inspect
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import declmod
+
+
+def test_names_signatures_and_docstrings_come_from_the_go_source():
+    assert str(inspect.signature(declmod.scale)) == "(x, /, a=2.0, *, twice=False)"
+    assert declmod.scale.__doc__ == "Multiply x by a, in place; with twice, by 2a."
+    assert str(inspect.signature(declmod.mean_range)) == "(x)"  # Go's name, snake-cased; Go's parameter name
+    assert str(inspect.signature(declmod.dtype_of)) == "(t)"
+    assert str(inspect.signature(declmod.Bag)) == "(label='', *, size=0)"
+    assert declmod.Bag.__doc__ == "A bag of float64 values."
+    assert declmod.Bag.extend.__doc__ == "Appends the values of x."
+
+
+def test_positional_only_and_keyword_only_parameters():
+    x = np.ones(2)
+    declmod.scale(x, 3.0)
+    declmod.scale(x, a=0.5, twice=True)
+    assert x.tolist() == [3.0, 3.0]
+    with pytest.raises(TypeError, match=r"^scale\(\) got some positional-only arguments passed as keyword arguments: 'x'"):
+        declmod.scale(x=x)
+    with pytest.raises(TypeError, match=r"^scale\(\) takes at most 2 positional arguments \(3 given\)"):
+        declmod.scale(x, 1.0, True)
+    with pytest.raises(TypeError, match=r"^scale\(\) got an unexpected keyword argument 'y'"):
+        declmod.scale(x, y=1.0)
+    assert x.tolist() == [3.0, 3.0]
+    b = declmod.Bag("b", size=2)
+    assert len(b) == 2 and b.label == "b"
+    with pytest.raises(TypeError, match=r"takes at most 1 positional argument \(2 given\)"):
+        declmod.Bag("b", 2)
+    with pytest.raises(ValueError, match="size < 0"):
+        declmod.Bag(size=-1)
+
+
+def test_arrays_are_read_only_unless_declared_written():
+    ro = np.arange(3.0)
+    ro.setflags(write=False)
+    assert declmod.total(ro) == 3.0
+    assert declmod.total(memoryview(array.array("d", [1.0, 2.0])).toreadonly()) == 3.0  # a read-only buffer
+    assert declmod.mean_range(ro) == (1.0, 2.0)
+    with pytest.raises(BufferError, match=r"^scale\(\): argument 'x' is read-only, and scale may write to it"):
+        declmod.scale(ro)
+    b = declmod.Bag()
+    b.extend(ro)
+    with pytest.raises(BufferError, match=r"argument 'out' is read-only"):
+        b.copy_to(ro)
+    out = np.zeros(3)
+    assert b.copy_to(out) == 3 and out.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_jax_arrays_are_read_not_written():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    y = jnp.array([[1.0, 2.0]], dtype=jnp.float32)
+    assert declmod.dtype_of(y) == "float32"  # read: taken
+    with jax.enable_x64():
+        z = jnp.array([1.0, 2.0], dtype=jnp.float64)
+        assert declmod.total(z) == 3.0
+        with pytest.raises(BufferError, match=r"^scale\(\): argument 'x' is a .*immutable"):
+            declmod.scale(z)  # written: refused
+
+
+def test_several_results_errors_and_requirements():
+    assert declmod.mean_range(np.array([1.0, 5.0])) == (3.0, 4.0)
+    with pytest.raises(ValueError, match="mean_range: x is empty"):
+        declmod.mean_range(np.array([]))
+    assert declmod.check("OK") is None
+    with pytest.raises(ValueError, match="not upper case"):
+        declmod.check("no")
+    with pytest.raises(BufferError, match=r"dtype_of\(\) argument 't': want ndim 2"):
+        declmod.dtype_of(np.ones(3, np.float32))
+    assert declmod.eight(1, 2, 3, 4, 5, 6, 7, h=8) == 36
+
+
+def test_the_class_protocols_and_static_method():
+    b = declmod.Bag.zeros(2)
+    assert b.extend(np.array([1.5, 2.5])) == 4
+    assert len(b) == 4 and b[2] == 1.5 and b[-1] == 2.5 and 2.5 in b and 9.0 not in b
+    assert list(b) == [0.0, 0.0, 1.5, 2.5]
+    assert list(b + 1.0) == [1.0, 1.0, 2.5, 3.5]
+    with pytest.raises(IndexError):
+        b[4]
+    b.label = "x"
+    with pytest.raises(ValueError, match="label: empty"):
+        b.label = ""
+    assert b.label == "x"
+    with b as same:
+        assert same is b and not b.closed
+    assert b.closed
+    import weakref
+
+    assert weakref.ref(b)() is b
+
+
+def test_every_declared_function_takes_the_compiled_path():
+    """No declared function falls back to reflection: each definition in the
+    generated file wraps its function in a typed wrapper."""
+    gen = open(os.path.join(os.path.dirname(__file__), "pyext_gen.go")).read()
+    defs = [line for line in gen.splitlines() if line.strip().startswith(("Def(", "Method(", "Init(", "StaticMethod("))]
+    assert len(defs) >= 10
+    for line in defs:
+        assert "pyext.Func" in line or "pyext.Proc" in line, line
+
+
+def test_the_stub_passes_mypy_strict(tmp_path):
+    pytest.importorskip("mypy")
+    stub = os.path.join(os.path.dirname(declmod.__file__), "declmod.pyi")
+    text = open(stub).read()
+    assert "def scale(x: SupportsDLPack | Buffer, /, a: float = 2.0, *, twice: bool = False) -> None:" in text
+    assert "def mean_range(x: SupportsDLPack | Buffer) -> tuple[float, float]:" in text
+    (tmp_path / "use.py").write_text(
+        "import numpy as np\nimport declmod\n"
+        "m, r = declmod.mean_range(np.ones(2))\nf: float = m + r\n"
+        "b = declmod.Bag('a', size=1)\nn: int = b.extend(np.ones(1))\n"
+        "declmod.scale(np.ones(2), 2.0, twice=True)\n")
+    (tmp_path / "bad.py").write_text("import numpy as np\nimport declmod\ndeclmod.scale(np.ones(2), twice=1.5)\n")
+    env = dict(os.environ, MYPYPATH=os.path.dirname(stub))
+    good = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "use.py"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "bad.py"], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 1 and 'Argument "twice" to "scale" has incompatible type "float"' in bad.stdout, bad.stdout
