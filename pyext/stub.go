@@ -164,11 +164,17 @@ func stubParams(f *goFunc) string {
 		case i == 0 && f.self:
 			params = append(params, "self")
 		case f.names != nil:
+			if i == f.kwonly {
+				params = append(params, "*")
+			}
 			p := fmt.Sprintf("%s: %s", f.names[i], paramType(f, i))
 			if f.defaults[i] != "" {
 				p += " = " + f.defaults[i]
 			}
 			params = append(params, p)
+			if i+1 == f.posonly {
+				params = append(params, "/")
+			}
 		default:
 			n := i + 1
 			if f.self {
