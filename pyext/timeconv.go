@@ -18,6 +18,11 @@ import (
 )
 
 func timeParam(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
+	return reflect.ValueOf(timeOf(v)), nil
+}
+
+// timeOf is C's packed wall clock and offset (ext_conv.c) as a time.Time.
+func timeOf(v *C.gdl_value) time.Time {
 	c := int64(v.i) // YYYYMMDDhhmmss
 	sec, minute, hour := int(c%100), int(c/100%100), int(c/10000%100)
 	day, month, year := int(c/1000000%100), time.Month(c/100000000%100), int(c/10000000000)
@@ -25,7 +30,7 @@ func timeParam(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
 	if v.versioned == 0 && v.ncap != 0 {
 		loc = fixedZone(int(v.ncap))
 	}
-	return reflect.ValueOf(time.Date(year, month, day, hour, minute, sec, int(v.n)*1000, loc)), nil
+	return time.Date(year, month, day, hour, minute, sec, int(v.n)*1000, loc)
 }
 
 var zones sync.Map // offset in seconds → *time.Location: one per offset for the process
@@ -39,7 +44,10 @@ func fixedZone(off int) *time.Location {
 }
 
 func putTime(rv reflect.Value, v *C.gdl_value, _ []span) error {
-	t := rv.Interface().(time.Time)
+	return putTimeOf(rv.Interface().(time.Time), v)
+}
+
+func putTimeOf(t time.Time, v *C.gdl_value) error {
 	y, mo, d := t.Date()
 	h, mi, s := t.Clock()
 	_, off := t.Zone()

@@ -12,6 +12,7 @@ import "C"
 import (
 	"fmt"
 	"reflect"
+	"time"
 	"unsafe"
 
 	"github.com/godlpack/godlpack"
@@ -210,6 +211,8 @@ func argOf[A any]() (argConv[A], error) {
 			ct, err := borrowArg(v)
 			return as[A](ct), err
 		}
+	case complex128, complex64, time.Duration, time.Time: // values.go's, without reflection's boxing
+		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return valueArg[A](v), nil }
 	default:
 		if c, ok := ndConv[A](); ok { // an NDArray (ndarray.go)
 			ac.fast, ac.conv = fastND, c
@@ -263,6 +266,10 @@ func resOf[R any]() (resConv[R], error) {
 	case []byte: // bytesresult.go, without reflection
 		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
 			return putBytes(as[[]byte](x), v)
+		}}, nil
+	case complex128, complex64, time.Duration, time.Time: // values.go's, without reflection's boxing
+		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
+			return putValue(x, v)
 		}}, nil
 	case bool:
 		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {

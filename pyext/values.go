@@ -9,6 +9,7 @@ package pyext
 import "C"
 
 import (
+	"math"
 	"math/big"
 	"reflect"
 	"time"
@@ -142,4 +143,35 @@ func (m *Module) stubImports() string {
 		s += "import os\n"
 	}
 	return s
+}
+
+// valueArg converts an argument of complex128, complex64, time.Duration or
+// time.Time (A, which the typed wrappers checked) as params.go does, with
+// no reflect.Value.
+func valueArg[A any](v *C.gdl_value) A {
+	var z A
+	switch any(z).(type) {
+	case complex128:
+		return as[A](complex(float64(v.f), math.Float64frombits(uint64(v.i))))
+	case complex64:
+		return as[A](complex64(complex(float64(v.f), math.Float64frombits(uint64(v.i)))))
+	case time.Duration:
+		return as[A](time.Duration(v.i))
+	}
+	return as[A](timeOf(v))
+}
+
+// putValue is valueArg's inverse, for results.
+func putValue[R any](x R, v *C.gdl_value) error {
+	switch x := any(x).(type) {
+	case complex128:
+		v.f, v.i = C.double(real(x)), C.int64_t(math.Float64bits(imag(x)))
+	case complex64:
+		v.f, v.i = C.double(real(x)), C.int64_t(math.Float64bits(float64(imag(x))))
+	case time.Duration:
+		v.i = C.int64_t(x)
+	case time.Time:
+		return putTimeOf(x, v)
+	}
+	return nil
 }
