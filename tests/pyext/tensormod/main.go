@@ -19,7 +19,7 @@ var module = pyext.NewModule("tensormod", "godlpack.Tensor parameters under test
 	Def("info", pyext.Func1(info), "info(t): every field of the Tensor but its address.", pyext.ReadOnlyArgs).
 	Def("info_refl", info, "info(t), through reflection.", pyext.ReadOnlyArgs).
 	Def("info2", pyext.Func3(info2), "info2(a, b, c): info of three Tensors.", pyext.ReadOnlyArgs).
-	Def("info_w", pyext.Func1(info), "info(t) of a Tensor the function may write.").
+	Def("info_w", pyext.Func1(info), "info_w(t)\n--\n\ninfo(t) of a Tensor the function may write.", pyext.Writes("t")).
 	Def("first", pyext.Func1(first), "first(t): the first float64 element, read through Data.", pyext.ReadOnlyArgs).
 	Def("keep", pyext.Proc1(keep), "keep(t): keeps the Tensor (its shape and strides are its own).", pyext.ReadOnlyArgs).
 	Def("keep_nogil", pyext.Proc1(keep), "keep(t), with the GIL released.", pyext.ReadOnlyArgs, pyext.ReleaseGIL).
