@@ -36,6 +36,9 @@ func gdlpyCall(c *C.gdl_call) (kind C.int) {
 		}
 	}()
 	ins := unsafe.Slice(c.in, int(c.nin))
+	if hasCallables(&f.c.sig, len(ins)) { // released as the call returns, unless kept (callable.go)
+		defer endCallables(&f.c.sig, ins)
+	}
 	if f.call != nil {
 		n, err := f.call(ins, unsafe.Slice(c.out, C.GDL_MAX_RESULTS), f.name)
 		c.nout = C.int(n)

@@ -1,7 +1,9 @@
 package pyext
 
 // callback.go: Python callables as Go func parameters: calls into Python from
-// any goroutine, and their release once Go drops them.
+// any goroutine, and the references Go holds (pyRef: a kept callable, an
+// exception) released once Go drops them; callable.go says how long a
+// callable is held.
 
 /*
 #include <stdlib.h>
@@ -24,7 +26,10 @@ import (
 // A parameter of a Go func type takes any Python callable: calling the Go
 // func calls it, with the GIL taken for the call (ext_pyobj.c gdl_cb_call),
 // so the func works from a function that releases the GIL and from any
-// goroutine, and may be kept and called after the call returns.
+// goroutine. The callable is released when the call that passed it returns
+// (endCallables), unless Go kept the func with Keep during that call: only
+// Go's collector could tell whether Go still holds a func value, and Python
+// would hold every callable until it runs.
 
 // pyRef is a strong reference to a Python object that Go holds (a
 // callable, an exception); it is dropped when Go no longer holds the pyRef:
@@ -190,29 +195,43 @@ func newCbSpec(t reflect.Type) (*cbSpec, error) {
 }
 
 // callableParam converts a callable argument (ext.c took a reference to it,
-// which Go takes here) to a value of the func type t.
+// which Go takes here) to a value of the func type t, registered as passed
+// (passing) until the call returns.
 func callableParam(t reflect.Type) (param, error) {
 	s, err := newCbSpec(t)
 	if err != nil {
 		return nil, err
 	}
 	return func(v *C.gdl_value, _ string, _ int) (reflect.Value, error) {
-		ref := newPyRef(C.uintptr_t(v.i))
-		v.i = 0   // taken: C drops it no more
-		fn := v.s // the function's name, C's for the process
-		return reflect.MakeFunc(t, func(args []reflect.Value) []reflect.Value { return s.call(ref, fn, args) }), nil
+		cb := &callable{obj: C.uintptr_t(v.i), fn: v.s} // v.s: the function's name, C's for the process
+		v.i = 0                                         // taken: C drops it no more, unless endCallables gives it back
+		f := reflect.MakeFunc(t, func(args []reflect.Value) []reflect.Value { return s.call(cb, args) })
+		v.n = C.int64_t(passing.add(cb, f.Interface()))
+		return f, nil
 	}, nil
 }
 
 // call calls the Python callable with args and converts its results.
-func (s *cbSpec) call(ref *pyRef, fn *C.char, args []reflect.Value) []reflect.Value {
-	var in [C.GDL_MAX_PARAMS]C.gdl_value
-	var out [C.GDL_MAX_RESULTS + 1]C.gdl_value
-	for i, a := range args { // before any handle is made for an object
+func (s *cbSpec) call(cb *callable, args []reflect.Value) []reflect.Value {
+	for i, a := range args { // before any handle is made for an object, and before enter
 		if s.in[i] == C.GDL_V_OBJ && a.IsNil() {
 			panic(fmt.Sprintf("pyext: a nil %v passed to a Python callable", a.Type()))
 		}
 	}
+	obj, err := cb.enter()
+	if err != nil { // called after its call returned, never kept
+		if !s.hasErr {
+			panic(err.Error())
+		}
+		res := make([]reflect.Value, s.typ.NumOut())
+		for i := range res {
+			res[i] = reflect.Zero(s.typ.Out(i))
+		}
+		res[len(res)-1] = reflect.ValueOf(&err).Elem()
+		return res
+	}
+	var in [C.GDL_MAX_PARAMS]C.gdl_value
+	var out [C.GDL_MAX_RESULTS + 1]C.gdl_value
 	for i, a := range args {
 		switch s.in[i] {
 		case C.GDL_V_FLOAT:
@@ -241,10 +260,10 @@ func (s *cbSpec) call(ref *pyRef, fn *C.char, args []reflect.Value) []reflect.Va
 	var msg [1024]C.char
 	var sig [C.GDL_MAX_PARAMS + 1]byte
 	copy(sig[:], s.in)
-	kind := C.gdl_cb_call(ref.obj, fn, (*C.char)(unsafe.Pointer(&sig[0])), C.int(len(args)), &in[0],
+	kind := C.gdl_cb_call(obj, cb.fn, (*C.char)(unsafe.Pointer(&sig[0])), C.int(len(args)), &in[0],
 		(*C.char)(unsafe.Pointer(&s.out[0])), &s.outEl[0], C.int(len(s.out)-1), &out[0], &exc,
 		&typ[0], C.int(len(typ)), &msg[0], C.int(len(msg)))
-	runtime.KeepAlive(ref) // the callable lives through the call
+	cb.exit()
 	res := make([]reflect.Value, s.typ.NumOut())
 	if kind != C.GDL_ERR_NONE {
 		var err error

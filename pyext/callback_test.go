@@ -136,3 +136,46 @@ func TestContainerBlocksRoundTrip(t *testing.T) {
 		assert.Equal(t, x, back.Interface(), "%v", typ)
 	}
 }
+
+// A callable is released when its call ends, unless kept: a call after the
+// end is refused, naming Keep; Keep finds a func of a call in progress by
+// its closure and ignores any other func (issue 42, bug 6).
+func TestACallableEndsWithItsCallUnlessKept(t *testing.T) {
+	cb := &callable{obj: 7}
+	obj, err := cb.enter()
+	require.NoError(t, err)
+	assert.Equal(t, 7, int(obj))
+	assert.Equal(t, 0, int(cb.end()), "a call in progress holds it") // its exit releases it
+	_, err = cb.enter()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "after () returned; wrap it in pyext.Keep during the call")
+	cb.active-- // as exit, without releasing the fake reference
+
+	cb = &callable{obj: 9}
+	assert.Equal(t, 9, int(cb.end()), "not kept, no call in progress: C drops it now")
+	_, err = cb.enter()
+	require.Error(t, err)
+
+	ft := reflect.TypeFor[func(int) int]()
+	mk := func() reflect.Value {
+		return reflect.MakeFunc(ft, func(a []reflect.Value) []reflect.Value { return a })
+	}
+	f1, f2 := mk(), mk()
+	cb1, cb2 := &callable{}, &callable{}
+	k1, k2 := passing.add(cb1, f1.Interface()), passing.add(cb2, f2.Interface())
+	assert.NotEqual(t, k1, k2)
+	g := f1.Interface().(func(int) int)
+	assert.Equal(t, 3, Keep(g)(3)) // Keep returns f itself
+	assert.NotNil(t, cb1.kept)
+	assert.Nil(t, cb2.kept)
+	assert.Same(t, cb2, passing.take(k2))
+	assert.Nil(t, passing.take(k2))
+	Keep(f2.Interface().(func(int) int)) // its call ended: nothing to keep
+	assert.Nil(t, cb2.kept)
+	assert.Same(t, cb1, passing.take(k1))
+
+	plain := func(x int) int { return x + 1 }
+	assert.Equal(t, 2, Keep(plain)(1))
+	assert.Nil(t, Keep[func()](nil))
+	assert.PanicsWithValue(t, "pyext.Keep: int is not a func type", func() { Keep(3) })
+}

@@ -2,6 +2,7 @@
 Go extension (pyext's callback.go, containers.go, ext_pyobj.c). Run by
 tests/pyext/test_callbacks.py in a process of its own, with cbmod on PYTHONPATH."""
 import gc
+import os
 import sys
 import threading
 import time
@@ -417,6 +418,87 @@ def test_callables_go_did_not_keep_are_released_by_a_collection():
     del f
     gc.collect()
     assert sum(r() is not None for r in refs) == 0
+
+
+def _rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.parametrize("call", [
+    lambda f: cbmod.apply(np.zeros(2), f), lambda f: cbmod.apply_refl(np.zeros(2), f),
+    lambda f: cbmod.apply_nogil(np.zeros(2), f), lambda f: cbmod.apply_nogil_refl(np.zeros(2), f),
+    lambda f: cbmod.parallel(3, f), lambda f: cbmod.Counter(2).each(lambda i: f(i) < 9),
+    lambda f: cbmod.no_err(lambda x: f(x) + 1)])
+def test_a_callable_go_did_not_keep_is_released_when_the_call_returns(call):
+    """300 calls each given a callable of 1 MiB, no collection of either
+    runtime: each callable is gone as soon as its call returned (issue 42,
+    bug 6), and RSS does not grow by their 300 MiB."""
+    import weakref
+    gc.collect()
+    gc.disable()  # no full collection (which runs Go's) may release them
+    try:
+        before = _rss()
+        for _ in range(300):
+            f = Heavy()
+            ref = weakref.ref(f)
+            call(f)
+            del f
+            assert ref() is None, "the callable outlived its call"
+        grown = _rss() - before
+    finally:
+        gc.enable()
+    if not os.environ.get("GODLPACK_SANITIZER"):  # RSS is meaningless under a sanitizer
+        assert grown < 64 << 20, f"RSS grew {grown / 2**20:.0f} MiB over 300 calls of 1 MiB callables"
+
+
+@pytest.mark.parametrize("name", ["store_unkept", "store_unkept_refl"])
+def test_a_func_go_kept_without_keep_is_refused_after_the_call(name):
+    """A func called after the call that passed it returned, though Go
+    never said it keeps it (pyext.Keep): a clear error, never a call of a
+    released callable; the callable itself was released at the return."""
+    import weakref
+    g = Heavy()
+    ref = weakref.ref(g)
+    getattr(cbmod, name)(g)
+    del g
+    assert ref() is None
+    with pytest.raises(RuntimeError, match=(
+            rf"^Go panic in call_stored\(\): pyext: a Go func called the Python callable passed to {name}\(\) "
+            rf"after {name}\(\) returned; wrap it in pyext.Keep during the call to keep it")):
+        cbmod.call_stored(1)
+    cbmod.drop_stored()
+
+
+def test_a_func_with_an_error_result_returns_the_refusal():
+    cbmod.store_unkept_err(lambda: None)
+    with pytest.raises(RuntimeError, match=(
+            r"^pyext: a Go func called the Python callable passed to store_unkept_err\(\) after "
+            r"store_unkept_err\(\) returned; wrap it in pyext.Keep during the call to keep it$")):
+        cbmod.call_stored_err()
+
+
+def test_a_goroutine_still_calling_when_the_call_returns_is_refused_after_it():
+    """spin's goroutine calls f in a loop and outlives spin's call: its calls
+    after the return are refused (an error, since f has an error result),
+    and the callable is released once the goroutine's last call ended."""
+    import weakref
+    calls = []
+
+    class F:
+        def __call__(self):
+            calls.append(1)
+
+    f = F()
+    ref = weakref.ref(f)
+    for _ in range(20):
+        cbmod.spin(f)
+        n, _, err = cbmod.spin_result().partition(" ")
+        assert int(n) == len(calls), (n, len(calls))
+        assert "after spin() returned" in err, err
+        calls.clear()
+    del f
+    assert ref() is None
 
 
 def test_a_kept_callable_survives_collections_and_is_released_once_dropped():

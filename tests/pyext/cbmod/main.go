@@ -92,7 +92,13 @@ var stored struct {
 	f func(int) int
 }
 
+// store keeps f past the call (pyext.Keep: its callable stays alive until
+// Go drops f).
 func store(f func(int) int) {
+	keepStored(pyext.Keep(f))
+}
+
+func keepStored(f func(int) int) {
 	stored.Lock()
 	stored.f = f
 	stored.Unlock()
@@ -113,7 +119,49 @@ func callStoredLater(x int) int {
 	return <-ch
 }
 
-func dropStored() { store(nil) }
+func dropStored() { keepStored(nil) }
+
+// storeUnkept keeps f without pyext.Keep: pyext released its callable when
+// the call returned, so a later call of f is refused.
+func storeUnkept(f func(int) int) { keepStored(f) }
+
+var errStored struct {
+	sync.Mutex
+	f func() error
+}
+
+func storeUnkeptErr(f func() error) {
+	errStored.Lock()
+	errStored.f = f
+	errStored.Unlock()
+}
+
+func callStoredErr() error {
+	errStored.Lock()
+	f := errStored.f
+	errStored.Unlock()
+	return f()
+}
+
+// spin calls f from a goroutine of its own until f fails (or 5 s have
+// passed: "N <nil>"), and returns at once: the goroutine outlives the call
+// that passed f. spinResult waits for it.
+var spun = make(chan string, 1)
+
+func spin(f func() error) {
+	go func() {
+		n := 0
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); n++ {
+			if err := f(); err != nil {
+				spun <- fmt.Sprintf("%d %v", n, err)
+				return
+			}
+		}
+		spun <- fmt.Sprintf("%d <nil>", n)
+	}()
+}
+
+func spinResult() string { return <-spun }
 
 // goGC runs Go's collector, so that the funcs no longer referenced release
 // their callables (their cleanups take the GIL: this call releases it).
@@ -239,6 +287,12 @@ var module = pyext.NewModule("cbmod", "Python callables and containers in pyext,
 	Def("store", pyext.Proc1(store), "store(f)\n--\n\nKeeps f.").
 	Def("call_stored", pyext.Func1(callStored), "call_stored(x)\n--\n\nThe kept f(x).").
 	Def("call_stored_later", pyext.Func1(callStoredLater), "call_stored_later(x)\n--\n\nThe kept f(x), from a goroutine.", pyext.ReleaseGIL).
+	Def("store_unkept", pyext.Proc1(storeUnkept), "store_unkept(f)\n--\n\nKeeps f without pyext.Keep.").
+	Def("store_unkept_refl", storeUnkept, "store_unkept(f)\n--\n\nstore_unkept through reflection.").
+	Def("store_unkept_err", pyext.Proc1(storeUnkeptErr), "store_unkept_err(f)\n--\n\nKeeps f, of an error result, without pyext.Keep.").
+	Def("call_stored_err", callStoredErr, "call_stored_err()\n--\n\nThe kept f().").
+	Def("spin", pyext.Proc1(spin), "spin(f)\n--\n\nf() from a goroutine until it fails; returns at once.").
+	Def("spin_result", pyext.Func0(spinResult), "spin_result()\n--\n\nHow often spin's f ran, and its error.", pyext.ReleaseGIL).
 	Def("drop_stored", pyext.Proc0(dropStored), "drop_stored()\n--\n\nForgets the kept f.").
 	Def("go_gc", pyext.Proc0(goGC), "go_gc()\n--\n\nRuns Go's garbage collector.", pyext.ReleaseGIL).
 	Def("small", pyext.Func1(small), "small(f)\n--\n\nf() as an int8.").

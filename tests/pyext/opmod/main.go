@@ -29,7 +29,7 @@ var module = pyext.NewModule("opmod", "Operators, slices and buffers of pyext cl
 	Def("map_seq_refl", mapSeq, "map_seq_refl(f, n)\n--\n\nmap_seq through the reflection path.").
 	Def("apply_nogil", pyext.Func2(func(f func(int) int, x int) int { return f(x) }),
 		"apply_nogil(f, x)\n--\n\nf(x), called without the GIL held by the call.", pyext.ReleaseGIL).
-	Def("hook", pyext.Proc1(func(f func(int) int) { hook.Store(&f) }), "hook(f)\n--\n\nKeeps f for Hooked's buffer.").
+	Def("hook", pyext.Proc1(func(f func(int) int) { f = pyext.Keep(f); hook.Store(&f) }), "hook(f)\n--\n\nKeeps f for Hooked's buffer.").
 	Class(tableClass).
 	Class(hookedClass).
 	Class(cubeClass).
@@ -197,6 +197,7 @@ func chunks(x []float64, k int) iter.Seq[*Arr] {
 }
 
 func mapSeq(f func(int) int, n int) iter.Seq[int] {
+	f = pyext.Keep(f) // the sequence calls it after the call returned
 	return func(yield func(int) bool) {
 		for i := range n {
 			if !yield(f(i)) {
@@ -207,6 +208,7 @@ func mapSeq(f func(int) int, n int) iter.Seq[int] {
 }
 
 func deferSeq(f func(int) int) iter.Seq[int] {
+	f = pyext.Keep(f)
 	return func(yield func(int) bool) {
 		defer f(-1)
 		for i := 0; ; i++ {
