@@ -72,7 +72,8 @@ var (
 	AnyDevice = Req{what: reqDevice, n: C.GDL_DEV_ANY}
 )
 
-// Require declares what the array parameter param (by name) takes: its
+// Require declares what the array parameter param (by name, as Writes)
+// takes: its
 // shape or number of dimensions, its layout, its device, and for tensor
 // parameters its dtype. The C trampoline checks them before the call, and
 // refuses others with BufferError, naming the argument and what was wanted:
@@ -83,11 +84,12 @@ var (
 // Writability is Writes'. Requirements that do not fit the parameter (not
 // an array, OnCUDA or Strided for a typed slice, a dtype other than a typed
 // slice's own, two shapes) make Init fail with ImportError.
-func Require(param string, reqs ...Req) Option {
-	return arrayOption(arraySpec{kind: specRequire, reqs: append([]Req{}, reqs...)}, []string{param})
+func Require(param any, reqs ...Req) Option {
+	return arrayOption(arraySpec{kind: specRequire, reqs: append([]Req{}, reqs...)}, []any{param})
 }
 
-// Convert allows a conversion of read-only array parameters (by name): an
+// Convert allows a conversion of read-only array parameters (by name, as
+// Writes): an
 // argument of another dtype that converts safely (NumPy's "same_kind"
 // casting), non-contiguous, unaligned or broadcast (stride 0), or no array
 // at all (a list, a scalar, anything numpy.asarray takes; a buffer such as
@@ -97,7 +99,7 @@ func Require(param string, reqs ...Req) Option {
 // converted: a CUDA array for a CPU parameter stays a BufferError. The
 // parameters must not be written (Writes); for written ones,
 // ConvertWriteBack.
-func Convert(params ...string) Option {
+func Convert(params ...any) Option {
 	return arrayOption(arraySpec{kind: specConvert}, params)
 }
 
@@ -109,7 +111,7 @@ func Convert(params ...string) Option {
 // BufferError: a read-only argument, a broadcast one (stride 0: its elements
 // share memory), one of another dtype (the write-back would be lossy), and
 // anything that is no array.
-func ConvertWriteBack(params ...string) Option {
+func ConvertWriteBack(params ...any) Option {
 	return arrayOption(arraySpec{kind: specWriteBack}, params)
 }
 
@@ -130,8 +132,8 @@ type arraySpec struct {
 	reqs []Req
 }
 
-func arrayOption(s arraySpec, names []string) Option {
-	return Option{&option{kind: optArray, names: append([]string{}, names...), array: s}}
+func arrayOption(s arraySpec, refs []any) Option {
+	return Option{&option{kind: optArray, refs: append([]any{}, refs...), array: s}}
 }
 
 // convertsParam says whether the C descriptor lets f convert argument i
@@ -185,8 +187,8 @@ func arrayReqs(opts []Option, sig []byte, elem []C.gdl_elem, writes uint32) ([]*
 		s := o.o.array
 		for k, p := range o.o.params {
 			where := fmt.Sprintf("pyext.%s(%d)", s.kind, p)
-			if o.o.names != nil {
-				where = o.where(o.o.names[k])
+			if o.o.refs != nil {
+				where = o.where(o.o.refs[k])
 			}
 			if p < 0 || p >= n {
 				return nil, fmt.Errorf("%s: no parameter %d (the function has %d)", where, p, n)

@@ -158,3 +158,21 @@ func TestMethodRequirementsCountAfterTheReceiver(t *testing.T) {
 	assert.False(t, f.convertsParam(0)) // the receiver
 	assert.True(t, f.convertsParam(1))  // Go parameter 1: the first after the receiver
 }
+
+type idxObj struct{}
+
+// The form of godlpack 0.1, indices from 0 after a method's receiver, still
+// builds (its projects build with this pyext); a reference that is neither a
+// name nor an index is an error naming the option.
+func TestOptionsByIndexAsBefore(t *testing.T) {
+	m := NewModule("m", "").Def("saxpy", func(a float32, x, y []float32) {}, "", Writes(2), Convert(1))
+	require.NoError(t, m.err)
+	assert.Equal(t, uint32(1<<2), uint32(m.funcs[0].c.writes))
+	assert.True(t, m.funcs[0].convertsParam(1))
+	c := NewClass[idxObj]("I", "").Method("m", func(*idxObj, []float64) {}, "", Writes(0))
+	require.NoError(t, c.info.err)
+	assert.Equal(t, uint32(1<<1), uint32(c.info.methods[0].c.writes), "index 0 is the parameter after the receiver")
+	assert.ErrorContains(t, defErr(func(x []float64) {}, Writes(1.5)), "pyext.Writes(1.5): a parameter is given by its name, a string (got float64)")
+	assert.ErrorContains(t, defErr(func(x []float64) {}, Require(-1, Ndim(1))), "pyext.Require(-1): no parameter -1")
+	assert.ErrorContains(t, defErr(func(x []float64, a float64) {}, Writes(1)), "pyext.Writes(1): parameter 1 is not an array")
+}

@@ -20,7 +20,7 @@ type Option struct{ o *option }
 
 type option struct {
 	kind   optKind
-	names  []string  // Writes, Require, Convert, ConvertWriteBack: the parameters, by name
+	refs   []any     // Writes, Require, Convert, ConvertWriteBack: the parameters, by name (or index)
 	params []int     // the same by index, the receiver counted (resolved, or internal)
 	specs  []string  // Args
 	array  arraySpec // Require, Convert, ConvertWriteBack (arrays.go)
@@ -57,7 +57,9 @@ func (o Option) kind() optKind {
 	return o.o.kind
 }
 
-// Writes declares which array parameters the function writes, by name:
+// Writes declares which array parameters the function writes, by name
+// (or, the form of godlpack 0.1, kept so that its projects build: by index
+// from 0, after a method's receiver):
 // saxpy(a, x, y) writing y is Def("saxpy", saxpy, doc, pyext.Args("a",
 // "x", "y"), pyext.Writes("y")). Those must be writable (a read-only array
 // or buffer, such as bytes, is refused with BufferError), and never an
@@ -65,8 +67,8 @@ func (o Option) kind() optKind {
 // export carries no read-only flag). Every other array parameter is only
 // read, and takes read-only arrays, bytes and JAX arrays. A name that is not
 // an array parameter makes Init fail with ImportError.
-func Writes(params ...string) Option {
-	return Option{&option{kind: optWrites, names: append([]string{}, params...)}}
+func Writes(params ...any) Option {
+	return Option{&option{kind: optWrites, refs: append([]any{}, params...)}}
 }
 
 // byIndex is o with its parameters given by index (the receiver counted):
@@ -80,25 +82,39 @@ func byIndex(kind optKind, params []int, s arraySpec) Option {
 // options themselves stay as given: a definition may be built again.
 func resolve(opts []Option, names []string, self bool) ([]Option, error) {
 	out := make([]Option, 0, len(opts))
+	off := 0
+	if self {
+		off = 1
+	}
 	for _, o := range opts {
 		if o.o == nil {
 			return nil, fmt.Errorf("pyext: a zero Option (use the constructors of package pyext)")
 		}
-		if o.o.names == nil {
+		if o.o.refs == nil {
 			out = append(out, o)
 			continue
 		}
 		r := *o.o
-		r.params = make([]int, len(r.names))
-		for k, n := range r.names {
+		r.params = make([]int, len(r.refs))
+		for k, ref := range r.refs {
 			i := -1
-			for j, have := range names {
-				if have == n && !(self && j == 0) {
-					i = j
+			switch v := ref.(type) {
+			case string:
+				for j, have := range names {
+					if have == v && j >= off {
+						i = j
+					}
 				}
-			}
-			if i < 0 {
-				return nil, fmt.Errorf("%s: no parameter %q (%s)", o.where(n), n, describeNames(names, self))
+				if i < 0 {
+					return nil, fmt.Errorf("%s: no parameter %q (%s)", o.where(ref), v, describeNames(names, self))
+				}
+			case int:
+				if v < 0 || v+off >= C.GDL_MAX_PARAMS {
+					return nil, fmt.Errorf("%s: no parameter %d", o.where(ref), v)
+				}
+				i = v + off
+			default:
+				return nil, fmt.Errorf("%s: a parameter is given by its name, a string (got %T)", o.where(ref), ref)
 			}
 			r.params[k] = i
 		}
@@ -107,13 +123,16 @@ func resolve(opts []Option, names []string, self bool) ([]Option, error) {
 	return out, nil
 }
 
-// where names the option for an error about parameter n.
-func (o Option) where(n string) string {
+// where names the option for an error about parameter ref.
+func (o Option) where(ref any) string {
 	name := "Writes"
 	if o.kind() == optArray {
 		name = o.o.array.kind.String()
 	}
-	return fmt.Sprintf("pyext.%s(%q)", name, n)
+	if s, ok := ref.(string); ok {
+		return fmt.Sprintf("pyext.%s(%q)", name, s)
+	}
+	return fmt.Sprintf("pyext.%s(%v)", name, ref)
 }
 
 func describeNames(names []string, self bool) string {
@@ -139,10 +158,18 @@ func writesMask(opts []Option, sig []byte) (uint32, error) {
 		}
 		for k, i := range o.o.params {
 			if i < 0 || i >= len(sig) || sig[i] != C.GDL_V_ARRAY {
-				return 0, fmt.Errorf("%s: parameter %q is not an array", o.where(o.o.names[k]), o.o.names[k])
+				return 0, fmt.Errorf("%s: parameter %s is not an array", o.where(o.o.refs[k]), refText(o.o.refs[k]))
 			}
 			mask |= 1 << i
 		}
 	}
 	return mask, nil
+}
+
+// refText is a parameter reference as an error names it: "y", or 2.
+func refText(ref any) string {
+	if s, ok := ref.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprint(ref)
 }

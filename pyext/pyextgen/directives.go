@@ -172,8 +172,8 @@ func (p *pkg) moduleDirective(lines []string, doc *ast.CommentGroup, pos token.P
 		if p.module != "" {
 			return fmt.Errorf("%s: a second //pyext:module", pos)
 		}
-		if len(words) < 2 || !isIdent(words[1]) {
-			return fmt.Errorf("%s: //pyext:module wants the module's Python name", pos)
+		if len(words) < 2 || !isDotted(words[1]) {
+			return fmt.Errorf("%s: //pyext:module wants the module's Python name (pkg._core for a package's submodule)", pos)
 		}
 		p.module = words[1]
 		for _, w := range words[2:] {
@@ -310,6 +310,16 @@ func isIdent(s string) bool {
 	}
 	for i, r := range s {
 		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// isDotted says whether s is a module name: identifiers joined by dots.
+func isDotted(s string) bool {
+	for _, part := range strings.Split(s, ".") {
+		if !isIdent(part) {
 			return false
 		}
 	}

@@ -43,7 +43,8 @@ func emit(p *pkg) ([]byte, error) {
 		}
 		byClass[d.recv] = append(byClass[d.recv], d)
 	}
-	fmt.Fprintf(&b, "%s\npackage main\n\nimport \"C\" // cgo: PyInit_%s is exported to CPython\n\n", header, p.module)
+	init := p.module[strings.LastIndexByte(p.module, '.')+1:] // PyInit_ takes the last part of pkg._core
+	fmt.Fprintf(&b, "%s\npackage main\n\nimport \"C\" // cgo: PyInit_%s is exported to CPython\n\n", header, init)
 	imports := map[string]bool{"unsafe": true, "github.com/godlpack/godlpack/pyext": true}
 	var body strings.Builder
 	fmt.Fprintf(&body, "// pyextModule is the module %s, as the //pyext: directives declare it.\n", p.module)
@@ -64,7 +65,7 @@ func emit(p *pkg) ([]byte, error) {
 			return nil, err
 		}
 	}
-	fmt.Fprintf(&body, "\n//export PyInit_%s\nfunc PyInit_%s() unsafe.Pointer { return pyextModule.Init() }\n", p.module, p.module)
+	fmt.Fprintf(&body, "\n//export PyInit_%s\nfunc PyInit_%s() unsafe.Pointer { return pyextModule.Init() }\n", init, init)
 	if !p.hasMain {
 		body.WriteString("\nfunc main() {} // a c-shared library's\n")
 	}

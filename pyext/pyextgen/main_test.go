@@ -128,6 +128,15 @@ func TestEveryDeclarationBecomesATypedDefinition(t *testing.T) {
 	assert.NotContains(t, out, `"iter"`, "no import the generated code does not use")
 }
 
+func TestASubmoduleOfAPackage(t *testing.T) {
+	out, err := gen(t, "core", "//pyext:module pkg._core\npackage main\n\n//pyext:function\nfunc F() {}\n")
+	require.NoError(t, err)
+	assert.Contains(t, out, `pyext.NewModule("pkg._core", "")`)
+	assert.Contains(t, out, "//export PyInit__core\nfunc PyInit__core()")
+	_, err = gen(t, "core", "//pyext:module pkg..core\npackage main\n")
+	assert.ErrorContains(t, err, "//pyext:module wants the module's Python name")
+}
+
 func TestTheModuleNameDefaultsToTheFolderAndMainIsAdded(t *testing.T) {
 	out, err := gen(t, "fold", "package main\n\n//pyext:function\nfunc Twice(n int) int { return 2 * n }\n")
 	require.NoError(t, err)

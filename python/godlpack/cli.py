@@ -65,7 +65,7 @@ def module_of(project: str) -> str:
         with open(path, encoding="utf-8") as f:
             text = f.read()
         names.update(re.findall(r"^//export PyInit_(\w+)", text, re.M))
-        names.update(re.findall(r"^//pyext:module\s+(\w+)", text, re.M))
+        names.update(re.findall(r"^//pyext:module\s+([\w.]+)", text, re.M))
     if len(names) != 1:
         found = ", ".join(sorted(names)) or "none"
         raise BuildError(f"{os.path.abspath(project)} must hold one Go main package with one "
