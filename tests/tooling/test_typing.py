@@ -89,7 +89,7 @@ def test_a_bad_default_fails_the_import_naming_it(tmp_path):
     """pyext.Args checks defaults against the Go parameter types when the
     module is defined: the import fails with ImportError naming the
     function, the parameter and the default (a project of `godlpack new`
-    with one Args changed)."""
+    with one directive's default changed)."""
     import sysconfig
 
     from godlpack import scaffold
@@ -97,8 +97,8 @@ def test_a_bad_default_fails_the_import_naming_it(tmp_path):
     project = tmp_path / "badkw"
     scaffold.new("badkw", str(project))
     main = (project / "main.go").read_text()
-    assert 'pyext.Args("x", "a=2.0")' in main
-    (project / "main.go").write_text(main.replace('pyext.Args("x", "a=2.0")', 'pyext.Args("x", "a=\'two\'")'))
+    assert "//pyext:function (x, a=2.0) writes(x)" in main
+    (project / "main.go").write_text(main.replace("(x, a=2.0)", "(x, a='two')"))
     out = tmp_path / ("badkw" + sysconfig.get_config_var("EXT_SUFFIX"))
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
                        cwd=project, capture_output=True, text=True, timeout=600)
