@@ -13,12 +13,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXAMPLE = os.path.join(ROOT, "examples", "vecmath")
 
 
-def test_vecmath_builds_and_passes_its_tests(tmp_path):
-    out = tmp_path / ("vecmath" + sysconfig.get_config_var("EXT_SUFFIX"))
-    build = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
-                           cwd=EXAMPLE, capture_output=True, text=True, timeout=600)
-    assert build.returncode == 0, build.stdout + build.stderr
-    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+def test_vecmath_builds_and_passes_its_tests(tmp_path, vecmath_path):
+    """Built once per run (conftest's vecmath_path), for every test here."""
+    env = dict(os.environ, PYTHONPATH=vecmath_path)
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error::RuntimeWarning",
                         os.path.join(EXAMPLE, "test_vecmath.py"), os.path.join(EXAMPLE, "test_classes.py")],
                        cwd=tmp_path, env=env, capture_output=True,
@@ -27,17 +24,13 @@ def test_vecmath_builds_and_passes_its_tests(tmp_path):
     assert " passed" in r.stdout and " failed" not in r.stdout, r.stdout
 
 
-def test_vecmath_gpu_arguments_with_the_stand_in_driver(tmp_path):
+def test_vecmath_gpu_arguments_with_the_stand_in_driver(tmp_path, vecmath_path):
     """vecmath's tests of arrays on a device, with a CUDA driver loaded (the
     stand-in, tests/runtime/fakecuda): the host synchronises only memory it reads."""
     from fakecuda import driver
 
     lib = driver.build(str(tmp_path))
-    out = tmp_path / ("vecmath" + sysconfig.get_config_var("EXT_SUFFIX"))
-    build = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
-                           cwd=EXAMPLE, capture_output=True, text=True, timeout=600)
-    assert build.returncode == 0, build.stdout + build.stderr
-    env = dict(os.environ, PYTHONPATH=str(tmp_path), GODLPACK_LIBCUDA=lib)
+    env = dict(os.environ, PYTHONPATH=vecmath_path, GODLPACK_LIBCUDA=lib)
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error::RuntimeWarning",
                         "-k", "gpu or managed or host_waits", os.path.join(EXAMPLE, "test_vecmath.py")], cwd=tmp_path,
                        env=env, capture_output=True, text=True, timeout=600)
@@ -46,12 +39,9 @@ def test_vecmath_gpu_arguments_with_the_stand_in_driver(tmp_path):
 
 
 @pytest.mark.parametrize("first", ["vecmath", "godlpack"])
-def test_vecmath_and_godlpack_in_one_process(tmp_path, first):
+def test_vecmath_and_godlpack_in_one_process(vecmath_path, first):
     """Two Go runtimes, imported in either order: no warning, both chained,
     and tensors cross between them zero-copy both ways."""
-    out = tmp_path / ("vecmath" + sysconfig.get_config_var("EXT_SUFFIX"))
-    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
-                   cwd=EXAMPLE, check=True, capture_output=True, timeout=600)
     second = "godlpack" if first == "vecmath" else "vecmath"
     code = ("import warnings\n"
             "warnings.simplefilter('error', RuntimeWarning)\n"
@@ -64,7 +54,7 @@ def test_vecmath_and_godlpack_in_one_process(tmp_path, first):
             "vecmath.scale(g, 3.0)\n"
             "print(t.data_ptr == a.ctypes.data, t.tolist(), g.tolist())\n"
             "print(sorted((s, c) for _, s, _, c in godlpack.go_runtimes()))\n")
-    r = subprocess.run([sys.executable, "-c", code], env=child_env(str(tmp_path)), capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-c", code], env=child_env(vecmath_path), capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr
     shared, runtimes = r.stdout.strip().splitlines()
