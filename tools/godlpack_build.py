@@ -159,8 +159,43 @@ def _installed_go_source() -> str | None:
 
         src = godlpack.get_go_source()
     except (ImportError, AttributeError, OSError):
-        return None
+        return _outer_go_source()
     return src if os.path.isfile(os.path.join(src, "go.mod")) else None
+
+
+_GO_SOURCE = "import godlpack; print(godlpack.get_go_source())"
+
+
+def _outer_go_source() -> str | None:
+    """The Go source of the godlpack of the Python pip was run with. In
+    pip's isolated build this backend's Python cannot import godlpack (it
+    is no build requirement: nothing to fetch), but the venv pip runs in
+    can: that Python (this one without pip's isolating PYTHONPATH, or the
+    one VIRTUAL_ENV or PATH names, behind the build environment's) is asked.
+    So a moved project, whose go.mod names a path that is gone, builds
+    with `pip install .` too."""
+    exe = "python.exe" if os.name == "nt" else "python"
+    bindir = "Scripts" if os.name == "nt" else "bin"
+    candidates = [sys.executable]
+    if os.environ.get("VIRTUAL_ENV"):
+        candidates.append(os.path.join(os.environ["VIRTUAL_ENV"], bindir, exe))
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        candidates += [os.path.join(d, name) for name in ("python3", exe)]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONHOME")}
+    seen: set[str] = set()
+    for py in candidates:
+        py = os.path.abspath(py)
+        if py in seen or not os.path.isfile(py) or not os.access(py, os.X_OK) or len(seen) >= 6:
+            continue
+        seen.add(py)
+        try:
+            r = subprocess.run([py, "-c", _GO_SOURCE], env=env, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        src = r.stdout.strip()
+        if r.returncode == 0 and os.path.isfile(os.path.join(src, "go.mod")):
+            return src
+    return None
 
 
 def _workspace(cwd: str, src: str, tmp: str) -> str:

@@ -123,6 +123,23 @@ def test_new_project_builds_and_passes_its_tests_in_a_fresh_venv(tmp_path):
     assert {"mykern-stubs/__init__.pyi", "mykern-stubs/py.typed"} <= names  # PEP 561: what mypy reads
     assert not any("test_" in n or n.startswith(("_build", "setup")) for n in names), names
 
+    # Moved, its go.mod naming a venv that is gone: pip's isolated build (whose own Python cannot
+    # import godlpack) builds against the godlpack of the venv pip runs in, now given one.
+    import shutil
+
+    moved = tmp_path / "elsewhere" / "mykern"
+    shutil.copytree(project, moved, ignore=shutil.ignore_patterns("__pycache__"))
+    gone = "/home/someone/.venv/lib/python3.12/site-packages/godlpack/go"
+    (moved / "go.mod").write_text(re.sub(r"^replace github.com/godlpack/godlpack => .*$",
+                                         f"replace github.com/godlpack/godlpack => {gone}", gomod, flags=re.M))
+    with open(os.path.join(site, "godlpack_tree.pth"), "w") as f:
+        f.write(os.path.dirname(os.path.dirname(godlpack.__file__)) + "\n")
+    _run([py, "-m", "pip", "install", "--force-reinstall", "--no-deps", "."], moved, venv_env)
+    r = _run([py, "-c", "import numpy as np, mykern; x = np.ones(2); mykern.scale(x); print(x.tolist())"], tmp_path,
+             venv_env)
+    assert r.stdout.strip() == "[2.0, 2.0]", r.stdout
+    assert gone in (moved / "go.mod").read_text()  # no edit
+
 
 GOOD = """\
 import numpy as np
