@@ -37,6 +37,7 @@ CLASSMOD = ["tests/pyext/classmod/check_classmod.py"]
 OPMOD = ["tests/pyext/opmod/check_opmod.py"]
 CBMOD = ["tests/pyext/cbmod/check_cbmod.py"]
 VALMOD = ["tests/pyext/valmod/check_valmod.py"]
+DECLMOD = ["tests/pyext/declmod/check_declmod.py"]
 SHAPE = "core/shape.c"  # the validator's count and span arithmetic
 
 
@@ -311,6 +312,15 @@ MUTANTS = [
            "if err == nil && rc.isErr {", "if false && err == nil && rc.isErr {", [], [("./pyext", "TestTupleWrapper")]),
     Mutant("results: a []byte result is a Tensor again", "pyext/results.go",
            "if isBytes(t) {", "if false {", VALMOD),
+    # --- issue 39: declared once (pyext/pyextgen), read-only by default, "/" and "*" ----------------
+    Mutant("arrays: every array parameter writable again (no Writes, no read-only)", "pyext/funcs.go",
+           "\tc.writes = C.uint32_t(mask)", "\tc.writes = C.uint32_t(1<<nparams - 1)", DECLMOD),
+    Mutant("keywords: a positional-only parameter taken by keyword", "pyext/ext.c",
+           "    if (j >= 0 && j + off < fn->posonly) {", "    if (0) {", DECLMOD),
+    Mutant("keywords: a keyword-only parameter taken by position", "pyext/ext.c",
+           "  int npos = fn->kwonly - off; /* how many may be positional */", "  int npos = np;", DECLMOD),
+    Mutant("pyextgen: an option naming no parameter passes the generator", "pyext/pyextgen/check.go",
+           "\t\t\tif !names[n] {", "\t\t\tif false {", [], [("./pyext/pyextgen", "TestWrongDirectives")]),
 ]
 
 
