@@ -37,6 +37,26 @@ def extension_names() -> list[str]:
     return sorted(d for d in os.listdir(EXTENSIONS) if os.path.isfile(os.path.join(EXTENSIONS, d, "main.go")))
 
 
+# make asan / make ubsan (mk/sanitize.mk) set these: the sanitizer's flags,
+# which the test extensions are built with too, so that their C (and, under
+# -asan, their Go) is checked as godlpack's own module is.
+SANITIZER_FLAGS = {"CGO_CFLAGS": "GODLPACK_SAN_CFLAGS", "CGO_LDFLAGS": "GODLPACK_SAN_LDFLAGS",
+                   "GOFLAGS": "GODLPACK_SAN_GOFLAGS"}
+
+
+def build_env(**extra: str) -> dict[str, str]:
+    """The environment a test extension is built in: this one, plus the
+    sanitizer's flags where make asan/ubsan set them (added to extra's
+    GOFLAGS). The sanitizer's runtime stays preloaded: the build loads the
+    instrumented library in a child Python to write its stub."""
+    env = dict(os.environ, **extra)
+    for var, src in SANITIZER_FLAGS.items():
+        if os.environ.get(src):
+            base = env.get(var, "-buildvcs=false" if var == "GOFLAGS" else "")
+            env[var] = f"{base} {os.environ[src]}".strip()
+    return env
+
+
 def built(name: str) -> str:
     """The file of tests/pyext/NAME built as the extension NAME into folder(),
     once per process, with its stub NAME.pyi beside it (written by the build
@@ -45,7 +65,8 @@ def built(name: str) -> str:
     if name not in _built:
         out = os.path.join(folder(), name + SUFFIX)
         r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), out,
-                            f"./tests/pyext/{name}"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                            f"./tests/pyext/{name}"], cwd=ROOT, env=build_env(), capture_output=True, text=True,
+                           timeout=600)
         if r.returncode != 0:
             raise ImportError(f"building tests/pyext/{name} failed:\n{r.stdout}{r.stderr}", name=name)
         _built[name] = out
@@ -140,7 +161,7 @@ def doc_example(tmp_path, page: str, name: str) -> str:
                                     f"replace github.com/godlpack/godlpack => {ROOT}\n")
     shutil.copy(os.path.join(ROOT, "go.sum"), project / "go.sum")
     out = tmp_path / (name + sysconfig.get_config_var("EXT_SUFFIX"))
-    env = dict(os.environ, GOPROXY="off", GOFLAGS="-mod=mod -buildvcs=false")
+    env = build_env(GOPROXY="off", GOFLAGS="-mod=mod -buildvcs=false")
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
                        cwd=project, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
