@@ -479,26 +479,33 @@ def test_a_func_with_an_error_result_returns_the_refusal():
 
 
 def test_a_goroutine_still_calling_when_the_call_returns_is_refused_after_it():
-    """spin's goroutine calls f in a loop and outlives spin's call: its calls
-    after the return are refused (an error, since f has an error result),
-    and the callable is released once the goroutine's last call ended."""
+    """spin's goroutine calls f in a loop and is inside f's second call when
+    spin returns (f lets spin return, then waits): that call completes, the
+    next is refused (an error, since f has an error result), and the
+    callable is released as the goroutine's last call ends."""
     import weakref
-    calls = []
 
     class F:
-        def __call__(self):
-            calls.append(1)
+        def __init__(self):
+            self.calls = 0
+            self.gate = threading.Event()
 
-    f = F()
-    ref = weakref.ref(f)
-    for _ in range(20):
+        def __call__(self):
+            self.calls += 1
+            if self.calls == 2:
+                cbmod.spin_mark()  # spin returns while this call runs
+                assert self.gate.wait(5)
+
+    for _ in range(5):
+        f = F()
+        ref = weakref.ref(f)
         cbmod.spin(f)
+        f.gate.set()
         n, _, err = cbmod.spin_result().partition(" ")
-        assert int(n) == len(calls), (n, len(calls))
+        assert (n, f.calls) == ("2", 2)
         assert "after spin() returned" in err, err
-        calls.clear()
-    del f
-    assert ref() is None
+        del f
+        assert ref() is None
 
 
 def test_a_kept_callable_survives_collections_and_is_released_once_dropped():

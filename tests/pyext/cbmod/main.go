@@ -144,9 +144,11 @@ func callStoredErr() error {
 }
 
 // spin calls f from a goroutine of its own until f fails (or 5 s have
-// passed: "N <nil>"), and returns at once: the goroutine outlives the call
-// that passed f. spinResult waits for it.
+// passed: "N <nil>"), and returns once f called spin_mark (or after 5 s),
+// so that the goroutine is inside a call of f when spin's call returns.
+// spinResult waits for the goroutine.
 var spun = make(chan string, 1)
+var marked = make(chan struct{}, 1)
 
 func spin(f func() error) {
 	go func() {
@@ -159,7 +161,13 @@ func spin(f func() error) {
 		}
 		spun <- fmt.Sprintf("%d <nil>", n)
 	}()
+	select {
+	case <-marked:
+	case <-time.After(5 * time.Second):
+	}
 }
+
+func spinMark() { marked <- struct{}{} }
 
 func spinResult() string { return <-spun }
 
@@ -291,7 +299,8 @@ var module = pyext.NewModule("cbmod", "Python callables and containers in pyext,
 	Def("store_unkept_refl", storeUnkept, "store_unkept(f)\n--\n\nstore_unkept through reflection.").
 	Def("store_unkept_err", pyext.Proc1(storeUnkeptErr), "store_unkept_err(f)\n--\n\nKeeps f, of an error result, without pyext.Keep.").
 	Def("call_stored_err", callStoredErr, "call_stored_err()\n--\n\nThe kept f().").
-	Def("spin", pyext.Proc1(spin), "spin(f)\n--\n\nf() from a goroutine until it fails; returns at once.").
+	Def("spin", pyext.Proc1(spin), "spin(f)\n--\n\nf() from a goroutine until it fails; returns once f called spin_mark.", pyext.ReleaseGIL).
+	Def("spin_mark", pyext.Proc0(spinMark), "spin_mark()\n--\n\nLets spin return.").
 	Def("spin_result", pyext.Func0(spinResult), "spin_result()\n--\n\nHow often spin's f ran, and its error.", pyext.ReleaseGIL).
 	Def("drop_stored", pyext.Proc0(dropStored), "drop_stored()\n--\n\nForgets the kept f.").
 	Def("go_gc", pyext.Proc0(goGC), "go_gc()\n--\n\nRuns Go's garbage collector.", pyext.ReleaseGIL).
