@@ -1,7 +1,8 @@
 # make cross: godlpack's own module and a pyext extension (tests/pyext/opmod)
-# built for windows/amd64, darwin/arm64 and darwin/amd64 with zig, and each
-# checked against the target's real libpython (tools/cross.py: imports,
-# exports, minimum macOS, arm64 signature). The jars, the import libraries
+# built for windows/amd64, darwin/arm64 and darwin/amd64 with zig, the two
+# macOS builds joined into universal2 (tools/fatmacho.py), and each checked
+# against the target's real libpython (tools/cross.py: imports, exports,
+# minimum macOS, arm64 signature; universal2: each slice). The jars, the import libraries
 # and zig's cache live in CROSS_CACHE (git-ignored; cache it in CI).
 # make cross-deps: Debian's llvm (llvm-objdump, llvm-nm) where missing.
 CROSS_CACHE ?= $(CURDIR)/.crosscache

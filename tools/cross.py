@@ -7,7 +7,12 @@ their static checks (make cross; tests/tooling/test_platforms.py).
 
 all (make cross): godlpack's own module (./module) and a pyext extension
 (tests/pyext/opmod) for each target, built and checked, with the seconds
-each took.
+each took; then the universal2 file of each, joined from its arm64 and
+x86_64 builds (tools/fatmacho.py), checked slice by slice.
+
+TARGET: a zig target or wheel platform of tools/zigcc.py's FOREIGN, or
+macosx_12_0_universal2 (both macOS builds in one fat file, for the CPython
+versions both have headers for).
 
 build: `go build -buildmode=c-shared` with tools/zigcc.py's cross_go_env,
 writing DIR/NAME<suffix>. check: what the binary needs from the machine it
@@ -17,6 +22,8 @@ loads on, against the target's real libpython (from the jar):
   other undefined symbol is looked up in the process and is one that
   libpython3.X.dylib exports; the minimum macOS is the target's; arm64 is
   signed (LC_CODE_SIGNATURE); it exports _PyInit_NAME.
+- macOS universal2: both slices, arm64 and x86_64, each passing the checks
+  above for its own architecture.
 - Windows: it imports only python3XY.dll (only names that DLL exports),
   KERNEL32.dll and the UCRT (api-ms-win-crt-*); it exports PyInit_NAME.
 Needs llvm-objdump and llvm-nm (Debian's llvm: make cross-deps).
@@ -31,10 +38,53 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fatmacho  # noqa: E402
 import zigcc  # noqa: E402
 
 MACOS_LOADS = {"/usr/lib/libSystem.B.dylib", "/usr/lib/libresolv.9.dylib",
                "/System/Library/Frameworks/CoreFoundation.framework/Versions/A/CoreFoundation"}
+
+
+UNIVERSAL2 = "macosx_12_0_universal2"
+# universal2's slices: fatmacho's architecture name -> the zig target of its build.
+UNIVERSAL2_SLICES = {"arm64": "aarch64-macos.12.0", "x86_64": "x86_64-macos.12.0"}
+
+
+def universal2_pythons() -> list[str]:
+    """The CPython versions (3.X) with both arm64 and x86_64 macOS headers."""
+    x86 = zigcc.foreign_pythons(UNIVERSAL2_SLICES["x86_64"])
+    return [p for p in zigcc.foreign_pythons(UNIVERSAL2_SLICES["arm64"]) if p in x86]
+
+
+def _universal2_python(python: str) -> None:
+    if python not in universal2_pythons():
+        raise ValueError(f"no universal2 build for CPython {python}: both macOS targets have headers only for "
+                         f"{', '.join(universal2_pythons())}")
+
+
+def ext_suffix(target: str, python: str) -> str:
+    """The extension suffix for CPython python (3.X) on target (universal2 too)."""
+    return zigcc.foreign_ext_suffix(UNIVERSAL2_SLICES["arm64"] if target == UNIVERSAL2 else target, python)
+
+
+def wheel_tag(target: str, python: str) -> str:
+    """cp3XY-cp3XY-<platform> for CPython python (3.X) on target (universal2 too)."""
+    if target == UNIVERSAL2:
+        _universal2_python(python)
+        xy = python.replace(".", "")
+        return f"cp{xy}-cp{xy}-{UNIVERSAL2}"
+    return zigcc.foreign_wheel_tag(target, python)
+
+
+def universal2(arm64: str, x86_64: str, out: str) -> str:
+    """Joins an arm64 and an x86_64 build into the fat file out (its path)."""
+    with open(arm64, "rb") as a, open(x86_64, "rb") as x:
+        data = fatmacho.join([x.read(), a.read()])  # lipo's order: x86_64 first
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out + ".part", "wb") as f:
+        f.write(data)
+    os.replace(out + ".part", out)
+    return out
 
 
 def llvm(tool: str) -> str:
@@ -50,7 +100,12 @@ def _out(*cmd: str) -> str:
 
 def build(target: str, python: str, name: str, out: str, package: str, cwd: str = ".") -> str:
     """Builds Go package (a main package exporting PyInit_NAME) for target and
-    CPython python; returns the file written."""
+    CPython python; returns the file written. universal2: both macOS builds
+    (in out/arm64 and out/x86_64) joined."""
+    if target == UNIVERSAL2:
+        _universal2_python(python)
+        thin = {a: build(t, python, name, os.path.join(out, a), package, cwd) for a, t in UNIVERSAL2_SLICES.items()}
+        return universal2(thin["arm64"], thin["x86_64"], os.path.join(out, name + ext_suffix(target, python)))
     env = zigcc.cross_go_env(target, python, dict(os.environ))
     os.makedirs(out, exist_ok=True)
     path = os.path.join(os.path.abspath(out), name + zigcc.foreign_ext_suffix(target, python))
@@ -132,7 +187,30 @@ def windows_problems(path: str, target: str, python: str, name: str) -> list[str
     return bad
 
 
+def universal2_problems(path: str, python: str, name: str) -> list[str]:
+    """What is wrong with a universal2 file: a missing slice, or what is wrong
+    with a slice, as macos_problems says it for its architecture."""
+    import tempfile
+    try:
+        with open(path, "rb") as f:
+            parts = fatmacho.slices(f.read())
+    except ValueError as e:
+        return [str(e)]
+    bad = [f"lacks the {a} slice" for a in UNIVERSAL2_SLICES if a not in parts]
+    bad += [f"holds a {a} slice, not part of universal2" for a in parts if a not in UNIVERSAL2_SLICES]
+    with tempfile.TemporaryDirectory() as tmp:
+        for a, target in UNIVERSAL2_SLICES.items():
+            if a in parts:
+                thin = os.path.join(tmp, a + ".so")
+                with open(thin, "wb") as f:
+                    f.write(parts[a])
+                bad += [f"{a} slice: {b}" for b in macos_problems(thin, target, python, name)]
+    return bad
+
+
 def problems(path: str, target: str, python: str, name: str) -> list[str]:
+    if target == UNIVERSAL2:
+        return universal2_problems(path, python, name)
     target = zigcc.foreign(target)
     check = windows_problems if zigcc.FOREIGN[target][0] == "windows" else macos_problems
     return check(path, target, python, name)
@@ -142,24 +220,48 @@ def problems(path: str, target: str, python: str, name: str) -> list[str]:
 PACKAGES = [("_godlpack", "./module"), ("opmod", "./tests/pyext/opmod")]
 
 
+def _row(target: str, path: str, bad: list[str], t0: float) -> None:
+    import time
+    print(f"{target:22} {os.path.basename(path):36} {'ok' if not bad else 'FAILED'}  "
+          f"{time.monotonic() - t0:5.1f} s", flush=True)
+    for b in bad:
+        print(f"  {b}", file=sys.stderr)
+
+
 def build_all(out: str, python: str, targets: list[str]) -> int:
-    """Builds and checks PACKAGES for each target; prints a row each. The
-    number of failures."""
+    """Builds and checks PACKAGES for each target (universal2: joined from
+    the two macOS builds, made first where they are not among targets);
+    prints a row each. The number of failures."""
     import time
     failed = 0
-    for target in targets:
+    thin_targets = [zigcc.foreign(t) for t in targets if t != UNIVERSAL2]
+    fat = UNIVERSAL2 in targets
+    for t in UNIVERSAL2_SLICES.values() if fat else ():
+        if t not in thin_targets:
+            thin_targets.append(t)
+    built: dict[tuple[str, str], str] = {}
+    for target in thin_targets:
         for name, package in PACKAGES:
             t0 = time.monotonic()
             try:
-                path = build(target, python, name, os.path.join(out, zigcc.foreign(target)), package)
+                path = build(target, python, name, os.path.join(out, target), package)
                 bad = problems(path, target, python, name)
+                built[target, name] = path
             except (RuntimeError, subprocess.CalledProcessError) as e:
                 path, bad = package, [str(e)]
             failed += bool(bad)
-            print(f"{zigcc.foreign(target):20} {os.path.basename(path):36} {'ok' if not bad else 'FAILED'}  "
-                  f"{time.monotonic() - t0:5.1f} s", flush=True)
-            for b in bad:
-                print(f"  {b}", file=sys.stderr)
+            _row(target, path, bad, t0)
+    for name, package in PACKAGES if fat else ():
+        t0 = time.monotonic()
+        thin = [built.get((t, name)) for t in UNIVERSAL2_SLICES.values()]
+        if None in thin:
+            path, bad = package, ["a macOS build failed: no universal2 file"]
+        else:
+            path = os.path.join(out, UNIVERSAL2, name + ext_suffix(UNIVERSAL2, python))
+            path = universal2(thin[0], thin[1], path)
+            bad = problems(path, UNIVERSAL2, python, name)
+        failed += bool(bad)
+        _row(UNIVERSAL2, path, bad, t0)
     return failed
 
 
@@ -179,10 +281,12 @@ def main(argv: list[str]) -> int:
     s = sub.add_parser("all")
     s.add_argument("-o", "--out", default="build/cross")
     s.add_argument("-p", "--python", default="3.13")
-    s.add_argument("-t", "--target", action="append", help="default: every Windows and macOS target")
+    s.add_argument("-t", "--target", action="append",
+                   help="default: every Windows and macOS target, and universal2 where the CPython has both")
     a = p.parse_args(argv)
     if a.cmd == "all":
-        return 1 if build_all(a.out, a.python, a.target or list(zigcc.FOREIGN)) else 0
+        targets = a.target or list(zigcc.FOREIGN) + ([UNIVERSAL2] if a.python in universal2_pythons() else [])
+        return 1 if build_all(a.out, a.python, targets) else 0
     if a.cmd == "build":
         print(build(a.target, a.python, a.name, a.out, a.package))
         return 0
@@ -190,7 +294,8 @@ def main(argv: list[str]) -> int:
     for b in bad:
         print(f"{a.file}: {b}", file=sys.stderr)
     if not bad:
-        print(f"{os.path.basename(a.file)}: ok for {zigcc.foreign(a.target)}, CPython {a.python}")
+        print(f"{os.path.basename(a.file)}: ok for {a.target if a.target == UNIVERSAL2 else zigcc.foreign(a.target)}, "
+          f"CPython {a.python}")
     return 1 if bad else 0
 
 

@@ -3,14 +3,16 @@ wheels runs it beside the manylinux wheels; make wheels-foreign alone).
 
     python tools/crosswheel.py [-w WHEELHOUSE] [-t TARGET]... [-p 3.X]...
 
-For each target (default: win_amd64, macosx_12_0_arm64, macosx_12_0_x86_64)
-and each CPython the target has headers for (tools/crossdeps.py; or the -p
-ones): the package's Python files, headers, Go sources and build tools
+For each target (default: win_amd64, macosx_12_0_arm64, macosx_12_0_x86_64,
+macosx_12_0_universal2) and each CPython the target has headers for
+(tools/crossdeps.py; universal2: both macOS targets; or the -p ones): the
+package's Python files, headers, Go sources and build tools
 (setup.py build_py, the same files a Linux wheel holds) with godlpack's
 module (./module, cross-built by tools/cross.py) and the plain C probe
 (_probe.c, compiled by zig for the target) in the target's names, and the
 dist-info setuptools writes. Each compiled file must pass tools/cross.py's
-checks before the wheel is written. A wheel is a zip with a RECORD; nothing
+checks before the wheel is written; universal2's files are the arm64 and
+x86_64 builds joined (tools/fatmacho.py), each slice checked. A wheel is a zip with a RECORD; nothing
 else of a wheel depends on the platform.
 """
 from __future__ import annotations
@@ -31,7 +33,7 @@ import cross  # noqa: E402
 import zigcc  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_TARGETS = ["win_amd64", "macosx_12_0_arm64", "macosx_12_0_x86_64"]
+DEFAULT_TARGETS = ["win_amd64", "macosx_12_0_arm64", "macosx_12_0_x86_64", cross.UNIVERSAL2]
 
 
 def _pure_parts(tmp: str) -> tuple[str, str]:
@@ -46,6 +48,7 @@ def _pure_parts(tmp: str) -> tuple[str, str]:
 
 def build_probe(target: str, python: str, out: str) -> str:
     """_probe.c (the conformance checker's counting probes) for target."""
+    os.makedirs(out, exist_ok=True)
     env = zigcc.cross_go_env(target, python, {})
     path = os.path.join(out, "_probe" + zigcc.foreign_ext_suffix(target, python))
     cmd = zigcc.cc(zigcc.foreign(target)) + ["-shared", "-O2", *env["CGO_CFLAGS"].split(),
@@ -89,22 +92,39 @@ def write_wheel(wheelhouse: str, lib: str, info: str, tag: str, extensions: list
     return path
 
 
+def _extensions(target: str, python: str, tmp: str, built: dict[tuple[str, str], list[str]]) -> list[str]:
+    """godlpack's module and the probe for target, checked; universal2 joins
+    the macOS builds in built (made here when missing)."""
+    if target == cross.UNIVERSAL2:
+        thin = [built.get((t, python)) or _extensions(t, python, tmp, built)
+                for t in cross.UNIVERSAL2_SLICES.values()]
+        out = os.path.join(tmp, "ext", target, python)
+        exts = [cross.universal2(a, x, os.path.join(out, os.path.basename(a))) for a, x in zip(*thin)]
+    else:
+        target = zigcc.foreign(target)
+        ext_dir = os.path.join(tmp, "ext", target, python)
+        exts = [cross.build(target, python, "_godlpack", ext_dir, "./module", cwd=ROOT),
+                build_probe(target, python, ext_dir)]
+    for e in exts:
+        name = os.path.basename(e).split(".", 1)[0]
+        bad = cross.problems(e, target, python, name)
+        if bad:
+            raise RuntimeError(f"{os.path.basename(e)}: " + "; ".join(bad))
+    built[target, python] = exts
+    return exts
+
+
 def build_wheels(wheelhouse: str, targets: list[str], pythons: list[str] | None) -> list[str]:
     out = []
+    built: dict[tuple[str, str], list[str]] = {}  # (target, python) -> its checked extensions
     with tempfile.TemporaryDirectory() as tmp:
         lib, info = _pure_parts(tmp)
         for target in targets:
-            for python in pythons or zigcc.foreign_pythons(target):
+            own = cross.universal2_pythons() if target == cross.UNIVERSAL2 else zigcc.foreign_pythons(target)
+            for python in pythons or own:
                 t0 = time.monotonic()
-                ext_dir = os.path.join(tmp, "ext", zigcc.foreign(target), python)
-                exts = [cross.build(target, python, "_godlpack", ext_dir, "./module", cwd=ROOT),
-                        build_probe(target, python, ext_dir)]
-                for e in exts:
-                    name = os.path.basename(e).split(".", 1)[0]
-                    bad = cross.problems(e, target, python, name)
-                    if bad:
-                        raise RuntimeError(f"{os.path.basename(e)}: " + "; ".join(bad))
-                whl = write_wheel(wheelhouse, lib, info, zigcc.foreign_wheel_tag(target, python), exts)
+                exts = _extensions(target, python, tmp, built)
+                whl = write_wheel(wheelhouse, lib, info, cross.wheel_tag(target, python), exts)
                 print(f"{os.path.basename(whl)}  {os.path.getsize(whl)} bytes  (checked: tools/cross.py)  "
                       f"{time.monotonic() - t0:.1f} s", flush=True)
                 out.append(whl)

@@ -224,3 +224,123 @@ def test_the_c_probe_builds_for_the_target_and_passes_the_checks(tmp_path, targe
     path = crosswheel.build_probe(target, "3.13", str(tmp_path))
     assert path.endswith(zigcc.foreign_ext_suffix(target, "3.13"))
     assert cross.problems(path, target, "3.13", "_probe") == []
+
+
+# --- universal2 (tools/fatmacho.py, cross.UNIVERSAL2) ---------------------
+
+def _thin_pair(tmp_path, arm_sym="getpid", x86_sym="getpid", arm_target=MAC_ARM):
+    """A small arm64 and x86_64 extension built by zig (arm64 signed by it)."""
+    flags = ("-Wl,-undefined,dynamic_lookup",)
+    (tmp_path / "a").mkdir(exist_ok=True)
+    (tmp_path / "x").mkdir(exist_ok=True)
+    return (_zig_cc(arm_target, tmp_path / "a", MAC_SRC % (arm_sym, arm_sym), "m.so", *flags),
+            _zig_cc(MAC_X86, tmp_path / "x", MAC_SRC % (x86_sym, x86_sym), "m.so", *flags))
+
+
+def _unsign(path: str) -> None:
+    """Renames the arm64 file's LC_CODE_SIGNATURE (0x1d) to LC_SEGMENT_SPLIT_INFO
+    (0x1e, the same linkedit_data_command layout): a file that reads unsigned."""
+    import struct
+    data = bytearray(open(path, "rb").read())
+    (ncmds,) = struct.unpack_from("<I", data, 16)
+    at = 32
+    for _ in range(ncmds):
+        cmd, size = struct.unpack_from("<II", data, at)
+        if cmd == 0x1D:
+            struct.pack_into("<I", data, at, 0x1E)
+            open(path, "wb").write(bytes(data))
+            return
+        at += size
+    raise AssertionError("zig did not sign the arm64 file")
+
+
+def test_universal2_pythons_suffix_and_tag():
+    assert cross.universal2_pythons() == [p for p in zigcc.foreign_pythons(MAC_ARM)
+                                          if p in zigcc.foreign_pythons(MAC_X86)]
+    assert "3.13" in cross.universal2_pythons() and "3.11" not in cross.universal2_pythons()
+    assert cross.wheel_tag(cross.UNIVERSAL2, "3.13") == "cp313-cp313-macosx_12_0_universal2"
+    assert cross.ext_suffix(cross.UNIVERSAL2, "3.14") == ".cpython-314-darwin.so"
+    assert cross.wheel_tag("win_amd64", "3.11") == "cp311-cp311-win_amd64"  # the thin tags as they were
+    with pytest.raises(ValueError, match="no universal2 build for CPython 3.11"):
+        cross.wheel_tag(cross.UNIVERSAL2, "3.11")
+
+
+def test_fat_file_holds_each_slice_page_aligned_and_reads_back(tmp_path):
+    fatmacho = importlib.import_module("fatmacho")
+    arm, x86 = (b"\xcf\xfa\xed\xfe" + bytes.fromhex(c) + b"\0" * n for c, n in
+                (("0c000001" "00000000", 5000), ("07000001" "03000000", 70)))
+    fat = fatmacho.join([x86, arm])
+    import struct
+    assert struct.unpack_from(">II", fat) == (0xCAFEBABE, 2)
+    entries = [struct.unpack_from(">IIIII", fat, 8 + 20 * i) for i in range(2)]
+    assert [(e[0], e[1], e[3], e[4]) for e in entries] == [(0x01000007, 3, len(x86), 14), (0x0100000C, 0, len(arm), 14)]
+    assert all(e[2] % (1 << 14) == 0 and fat[e[2]:e[2] + e[3]] in (x86, arm) for e in entries)
+    assert fatmacho.slices(fat) == {"x86_64": x86, "arm64": arm}
+    with pytest.raises(ValueError, match="two slices of one architecture"):
+        fatmacho.join([arm, arm])
+    with pytest.raises(ValueError, match="not a thin 64-bit Mach-O"):
+        fatmacho.join([b"MZ" + b"\0" * 40])
+    with pytest.raises(ValueError, match="no FAT_MAGIC"):
+        fatmacho.slices(arm)
+    with pytest.raises(ValueError, match="do not fit the file"):
+        fatmacho.slices(fat[: entries[1][2] + 10])  # the last slice cut short
+    moved = bytearray(fat)
+    struct.pack_into(">I", moved, 8 + 8, entries[0][2] + 8)  # x86_64's offset off its page
+    with pytest.raises(ValueError, match="slice x86_64: offset"):
+        fatmacho.slices(bytes(moved))
+    relabeled = bytearray(fat)
+    struct.pack_into(">I", relabeled, 8, 0x0100000C)  # x86_64's entry names arm64
+    with pytest.raises(ValueError, match="its own header names another architecture"):
+        fatmacho.slices(bytes(relabeled))
+
+
+@needs_llvm
+def test_llvm_reads_our_fat_file_as_lipo_would(tmp_path):
+    arm, x86 = _thin_pair(tmp_path)
+    fat = cross.universal2(arm, x86, str(tmp_path / "m.cpython-313-darwin.so"))
+    lipo = cross.llvm("llvm-lipo")
+    info = subprocess.run([lipo, "-info", fat], capture_output=True, text=True, check=True).stdout
+    assert info.split(":")[-1].split() == ["x86_64", "arm64"]
+    for arch, thin in (("arm64", arm), ("x86_64", x86)):
+        out = tmp_path / f"thin-{arch}"
+        subprocess.run([lipo, fat, "-thin", arch, "-output", str(out)], check=True)
+        assert out.read_bytes() == open(thin, "rb").read()
+
+
+@needs_llvm
+def test_universal2_check_passes_both_good_slices(tmp_path):
+    arm, x86 = _thin_pair(tmp_path)
+    fat = cross.universal2(arm, x86, str(tmp_path / "m.so"))
+    assert cross.problems(fat, cross.UNIVERSAL2, "3.13", "m") == []
+    assert cross.problems(fat, cross.UNIVERSAL2, "3.13", "n") == [
+        "arm64 slice: does not export _PyInit_n", "x86_64 slice: does not export _PyInit_n"]
+
+
+@needs_llvm
+def test_universal2_check_refuses_a_missing_or_bad_slice(tmp_path):
+    fatmacho = importlib.import_module("fatmacho")
+    arm, x86 = _thin_pair(tmp_path, x86_sym="PyNot_AThing")
+    one = tmp_path / "one.so"
+    one.write_bytes(fatmacho.join([open(arm, "rb").read()]))
+    assert cross.problems(str(one), cross.UNIVERSAL2, "3.13", "m") == ["lacks the x86_64 slice"]
+    assert cross.problems(arm, cross.UNIVERSAL2, "3.13", "m") == ["not a fat Mach-O file (no FAT_MAGIC)"]
+    fat = cross.universal2(arm, x86, str(tmp_path / "bad.so"))
+    assert cross.problems(fat, cross.UNIVERSAL2, "3.13", "m") == [
+        "x86_64 slice: binds _PyNot_AThing, which libpython3.13.dylib does not export"]
+
+
+@needs_llvm
+def test_universal2_check_wants_the_minimum_os_and_a_signed_arm64_slice(tmp_path):
+    arm, x86 = _thin_pair(tmp_path, arm_target="aarch64-macos.13.0")
+    _unsign(arm)
+    fat = cross.universal2(arm, x86, str(tmp_path / "m.so"))
+    assert cross.problems(fat, cross.UNIVERSAL2, "3.13", "m") == [
+        "arm64 slice: states minimum macOS ['13.0'], want ['12.0']",
+        "arm64 slice: is not signed (arm64 macOS loads only signed code)"]
+
+
+def test_a_mac_of_either_architecture_takes_the_universal2_tag():
+    from packaging import tags
+    for arch in ("arm64", "x86_64"):
+        assert "macosx_12_0_universal2" in list(tags.mac_platforms((12, 0), arch))
+    assert cross.wheel_tag(cross.UNIVERSAL2, "3.13").endswith("-macosx_12_0_universal2")
