@@ -279,7 +279,11 @@ def _build_go(go: str, env: dict[str, str], out: str, go_package: str, cwd: str,
         zigcc.check_pyconfig(target)
         env = zigcc.go_env(target, env)
         env["CGO_CFLAGS"] = " ".join(zigcc.include_flags(target)) + " " + env.get("CGO_CFLAGS", "-O2")
-    cmd = [go, "build", "-trimpath", "-buildmode=c-shared", *(["-ldflags=-s -w"] if strip else []), "-o", out,
+    ldflags = "-s -w"
+    if target and "linux" in target:
+        # Go passes -s to gcc's link but not to zig's: lld then keeps the C symbol table.
+        ldflags += " -extldflags=-Wl,--strip-all"
+    cmd = [go, "build", "-trimpath", "-buildmode=c-shared", *([f"-ldflags={ldflags}"] if strip else []), "-o", out,
            go_package]
     if ECHO:
         print(" ".join(cmd), flush=True)

@@ -81,6 +81,20 @@ def test_an_empty_folder_to_a_wheel_and_a_compile_error(tmp_path):
         members = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}
     assert {"main.go", "go.mod", "go.sum", "_build/godlpack_build.py", "pyproject.toml", "setup.py"} <= members
 
+    # wheels: the release wheel of this machine's architecture (CI's one), built through zig from
+    # PyPI, repaired and checked by auditwheel (dev extras), stripped; the project is left as it was.
+    arch = os.uname().machine
+    kept = {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()}
+    r = godlpack("wheels", "--arch", arch, "-w", str(tmp_path / "wheelhouse"), cwd=project, timeout=1200)
+    (release,) = (tmp_path / "wheelhouse").glob("*.whl")
+    assert release.name.endswith(f"-manylinux2014_{arch}.manylinux_2_17_{arch}.whl"), release.name
+    assert f"(auditwheel show: manylinux_2_17_{arch})" in r.stdout, r.stdout
+    with zipfile.ZipFile(release) as z:
+        so = z.read(next(n for n in z.namelist() if n.endswith(".so")))
+        assert "def triple(" in z.read("mykern.pyi").decode()
+    assert b".symtab" not in so and b".debug_info" not in so
+    assert {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()} == kept
+
     # stub: the stub alone on stdout.
     r = godlpack("stub", cwd=project)
     assert r.stdout.startswith('"""Type stubs for mykern') and "def triple(n: int) -> int:" in r.stdout
