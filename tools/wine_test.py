@@ -9,9 +9,13 @@ and runs
   runtimes Go runtimes side by side in one Windows process: godlpack, opmod
            and two copies of tests/pyext/spinmod (spin_a, spin_b); in each
            spin module a GC while its own loop spins, and godlpack's GC
-           while spin_a spins, each within GC_BOUND_MS.
+           while spin_a spins, each within GC_BOUND_MS;
+  scaffold a project made by `python -m godlpack new` (this tree's godlpack),
+           its module generated from its //pyext: directives (pyextgen, as
+           tools/godlpack_build.py's generate), cross-built, checked, and its
+           own tests (test_NAME.py) run.
 
-    python tools/wine_test.py [--only core|pyext|runtimes]...
+    python tools/wine_test.py [--only core|pyext|runtimes|scaffold]...
 
 Set-up, each step cached under $GODLPACK_CROSS_CACHE/wine and done only
 when missing: Debian's wine and wine64 (apt-get), the Windows CPython,
@@ -39,6 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cross  # noqa: E402
 import crossdeps  # noqa: E402
 import crosswheel  # noqa: E402
+import godlpack_build  # noqa: E402
 import wine_shims  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -225,6 +230,36 @@ def build(out: str) -> dict[str, str]:
     return {"site": site, "ext": ext}
 
 
+SCAFFOLD = "winscaf"  # the scaffold step's project and module name
+
+
+def scaffold_project(dest: str) -> str:
+    """`python -m godlpack new SCAFFOLD dest` with this tree's godlpack, then
+    its pyext_gen.go from the //pyext: directives; returns dest."""
+    shutil.rmtree(dest, ignore_errors=True)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    r = subprocess.run([sys.executable, "-m", "godlpack", "new", SCAFFOLD, dest], env=env,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"python -m godlpack new {SCAFFOLD} failed: {(r.stdout + r.stderr).strip()}")
+    go, genv = godlpack_build._go()
+    godlpack_build.generate(go, dict(genv, GOFLAGS="-buildvcs=false"), ".", dest)
+    if not os.path.isfile(os.path.join(dest, "pyext_gen.go")):
+        raise RuntimeError(f"{dest}: the build's generate step wrote no pyext_gen.go")
+    return dest
+
+
+def build_scaffold(dest: str, ext: str) -> str:
+    """The scaffold project's module cross-built for Windows into ext and
+    checked (tools/cross.py); its path."""
+    target = "x86_64-windows-gnu"
+    path = cross.build(target, MINOR, SCAFFOLD, ext, ".", cwd=dest)
+    bad = cross.problems(path, target, MINOR, SCAFFOLD)
+    if bad:
+        raise RuntimeError(f"{os.path.basename(path)}: " + "; ".join(bad))
+    return path
+
+
 def run_python(wine: str, home: str, pfx: str, args: list[str], pythonpath: str, timeout: int,
                cwd: str) -> tuple[int, str]:
     # Wine 8's python.exe dies when its stdout is a file: a pipe it is.
@@ -302,18 +337,20 @@ def check_runtimes(wine: str, home: str, pfx: str, built: dict[str, str]) -> boo
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="wine_test.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--only", action="append", choices=["core", "pyext", "runtimes"])
+    p.add_argument("--only", action="append", choices=["core", "pyext", "runtimes", "scaffold"])
     p.add_argument("-o", "--out", default=os.path.join(ROOT, "build", "wine"))
     a = p.parse_args(argv)
-    steps = a.only or ["core", "pyext", "runtimes"]
+    steps = a.only or ["core", "pyext", "runtimes", "scaffold"]
     t0 = time.monotonic()
     wine = ensure_wine()
     home = python_home()
     pfx = prefix(wine, home)
     log(f"set-up {time.monotonic() - t0:.1f} s ({wine_dir()})")
     t1 = time.monotonic()
-    built = build(a.out)
-    log(f"cross-built godlpack's win_amd64 wheel, opmod, spinmod  ({time.monotonic() - t1:.1f} s)")
+    built = {}
+    if set(steps) - {"scaffold"}:
+        built = build(a.out)
+        log(f"cross-built godlpack's win_amd64 wheel, opmod, spinmod  ({time.monotonic() - t1:.1f} s)")
     support = os.path.join(ROOT, "tests", "support")
     ok = True
     if "core" in steps:
@@ -324,6 +361,14 @@ def main(argv: list[str]) -> int:
                       {"opmod": glob.glob(os.path.join(built["ext"], "opmod.*.pyd"))[0]})
     if "runtimes" in steps:
         ok &= check_runtimes(wine, home, pfx, built)
+    if "scaffold" in steps:
+        t1 = time.monotonic()
+        project = scaffold_project(os.path.join(a.out, "scaffold", SCAFFOLD))
+        ext = os.path.dirname(build_scaffold(project, os.path.join(a.out, "scaffold", "ext")))
+        log(f"scaffold: python -m godlpack new {SCAFFOLD}, generated, cross-built, checked  "
+            f"({time.monotonic() - t1:.1f} s)")
+        ok &= _pytest(wine, home, pfx, [ext], [os.path.join(project, f"test_{SCAFFOLD}.py")], [],
+                      f"scaffold (test_{SCAFFOLD}.py)")
     log(f"{'passed' if ok else 'FAILED'} in {time.monotonic() - t0:.1f} s")
     return 0 if ok else 1
 

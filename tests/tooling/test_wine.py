@@ -77,3 +77,18 @@ def test_every_mark_names_a_test_that_exists():
         with open(os.path.join(ROOT, "tests", path), encoding="utf-8") as f:
             assert re.search(rf"^def {name}\(", f.read(), re.M), f"{key}: no such test, the mark is stale"
         assert kind in ("skip", "xfail") and reason
+
+
+def test_scaffold_step_makes_the_project_as_its_build_would(tmp_path):
+    # the project make wine-test cross-builds: this tree's godlpack wrote it,
+    # and the build's generate step (pyextgen) wrote its module's pyext_gen.go
+    wine_test = _load("wine_test")
+    name = wine_test.SCAFFOLD
+    dest = wine_test.scaffold_project(str(tmp_path / "p"))
+    with open(os.path.join(dest, "go.mod"), encoding="utf-8") as f:
+        assert re.search(r"^replace github.com/godlpack/godlpack => (\S+)$", f.read(), re.M).group(1) == ROOT
+    with open(os.path.join(dest, "pyext_gen.go"), encoding="utf-8") as f:
+        gen = f.read()
+    assert f'"{name}"' in gen and "scale" in gen
+    with open(os.path.join(dest, f"test_{name}.py"), encoding="utf-8") as f:
+        assert f"import {name}\n" in f.read()
