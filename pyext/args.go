@@ -197,6 +197,13 @@ func isIdentifier(s string) bool {
 // setDefault converts a default's Python literal for a parameter of kind
 // and Go type elem.
 func setDefault(v *C.gdl_value, kind byte, elem C.gdl_elem, lit string) error {
+	if lit == "None" {
+		if elem.opt == 0 {
+			return fmt.Errorf("None for a parameter that takes no None (a pointer *T does)")
+		}
+		v.none = 1
+		return nil
+	}
 	bits := int(elem.bits)
 	if bits == 0 {
 		bits = 64

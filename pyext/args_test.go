@@ -177,3 +177,11 @@ func TestPositionalOnlyAndKeywordOnlyParameters(t *testing.T) {
 		}
 	}
 }
+
+// None is the default of a pointer parameter only.
+func TestNoneAsADefault(t *testing.T) {
+	require.NoError(t, NewModule("m", "").Def("f", func(x *float64) {}, "", Args("x=None")).err)
+	err := NewModule("m", "").Def("g", func(x float64) {}, "", Args("x=None")).err
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "default x=None: None for a parameter that takes no None (a pointer *T does)")
+}

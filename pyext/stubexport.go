@@ -27,6 +27,29 @@ func stubsJSON() string {
 	return string(b)
 }
 
+// errorsJSON is {"module name": "its definition's error"} for every Module
+// whose definition failed (what its import would raise as ImportError), so
+// that the build stops there, not the first import.
+func errorsJSON() string {
+	defined.Lock()
+	list := append([]*Module(nil), defined.list...)
+	defined.Unlock()
+	errs := map[string]string{}
+	for _, m := range list {
+		if m.err != nil {
+			errs[m.name] = m.err.Error()
+		}
+	}
+	b, err := json.Marshal(errs)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+//export gdlpyErrorsJSON
+func gdlpyErrorsJSON() *C.char { return C.CString(errorsJSON()) }
+
 // gdlpyStubsJSON returns stubsJSON as a C string the caller frees with
 // free(). A cgo export waits for Go's package init, which builds the Module
 // values, so the caller needs no Python import of the module, only the

@@ -85,6 +85,13 @@ def test_several_results_errors_and_requirements():
     assert declmod.eight(1, 2, 3, 4, 5, 6, 7, h=8) == 36
 
 
+def test_none_as_a_default_of_a_pointer_parameter():
+    assert declmod.at_least(1.0) == 1.0
+    assert declmod.at_least(1.0, 2.0) == 2.0 and declmod.at_least(3.0, lo=2.0) == 3.0
+    assert declmod.at_least(1.0, lo=None) == 1.0
+    assert str(inspect.signature(declmod.at_least)) == "(x, lo=None)"
+
+
 def test_the_class_protocols_and_static_method():
     b = declmod.Bag.zeros(2)
     assert b.extend(np.array([1.5, 2.5])) == 4
@@ -121,6 +128,7 @@ def test_the_stub_passes_mypy_strict(tmp_path):
     text = open(stub).read()
     assert "def scale(x: SupportsDLPack | Buffer, /, a: float = 2.0, *, twice: bool = False) -> None:" in text
     assert "def mean_range(x: SupportsDLPack | Buffer) -> tuple[float, float]:" in text
+    assert "def at_least(x: float, lo: float | None = None) -> float:" in text
     (tmp_path / "use.py").write_text(
         "import numpy as np\nimport declmod\n"
         "m, r = declmod.mean_range(np.ones(2))\nf: float = m + r\n"

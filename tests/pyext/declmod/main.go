@@ -166,3 +166,13 @@ func (b *Bag) Closed() bool { return b.closed }
 //
 //pyext:staticmethod Bag.zeros
 func Zeros(n int) *Bag { return &Bag{xs: make([]float64, n)} }
+
+// x, or lo where x is below it; no bound when lo is None, its default.
+//
+//pyext:function (x, lo=None)
+func AtLeast(x float64, lo *float64) float64 {
+	if lo != nil && x < *lo {
+		return *lo
+	}
+	return x
+}
