@@ -470,6 +470,12 @@ def test_a_func_go_kept_without_keep_is_refused_after_the_call(name):
     cbmod.drop_stored()
 
 
+def test_a_sequence_calling_a_func_it_did_not_keep_raises_at_its_first_value():
+    it = iter(cbmod.lazy(lambda x: x))
+    with pytest.raises(RuntimeError, match=r"passed to lazy\(\) after lazy\(\) returned; wrap it in pyext.Keep"):
+        next(it)
+
+
 def test_a_func_with_an_error_result_returns_the_refusal():
     cbmod.store_unkept_err(lambda: None)
     with pytest.raises(RuntimeError, match=(
@@ -518,8 +524,10 @@ def test_a_kept_callable_survives_collections_and_is_released_once_dropped():
         gc.collect()
     assert ref() is not None and cbmod.call_stored(5) == 5  # Go holds it: it lives and works
     cbmod.drop_stored()
-    gc.collect()
-    assert ref() is None
+    # A collection releases it; a few more under load: Go scans the innermost
+    # frame of a preempted goroutine conservatively, and a stale word there
+    # may hold the func through one collection (seen once in a loaded run).
+    assert settle(lambda: ref() is None, True) is True
 
 
 

@@ -9,6 +9,7 @@ import "C" // cgo: PyInit_cbmod is exported to CPython
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"runtime"
 	"strings"
 	"sync"
@@ -169,6 +170,11 @@ func spin(f func() error) {
 
 func spinMark() { marked <- struct{}{} }
 
+// lazy returns a sequence that calls f, which it forgot to Keep.
+func lazy(f func(int) int) iter.Seq[int] {
+	return func(yield func(int) bool) { _ = yield(f(1)) }
+}
+
 func spinResult() string { return <-spun }
 
 // goGC runs Go's collector, so that the funcs no longer referenced release
@@ -300,6 +306,7 @@ var module = pyext.NewModule("cbmod", "Python callables and containers in pyext,
 	Def("store_unkept_err", pyext.Proc1(storeUnkeptErr), "store_unkept_err(f)\n--\n\nKeeps f, of an error result, without pyext.Keep.").
 	Def("call_stored_err", callStoredErr, "call_stored_err()\n--\n\nThe kept f().").
 	Def("spin", pyext.Proc1(spin), "spin(f)\n--\n\nf() from a goroutine until it fails; returns once f called spin_mark.", pyext.ReleaseGIL).
+	Def("lazy", pyext.Func1(lazy), "lazy(f)\n--\n\nA sequence calling f, which Go did not keep.").
 	Def("spin_mark", pyext.Proc0(spinMark), "spin_mark()\n--\n\nLets spin return.").
 	Def("spin_result", pyext.Func0(spinResult), "spin_result()\n--\n\nHow often spin's f ran, and its error.", pyext.ReleaseGIL).
 	Def("drop_stored", pyext.Proc0(dropStored), "drop_stored()\n--\n\nForgets the kept f.").
