@@ -2,9 +2,10 @@
 # the Windows CPython of the cross builds' jar imports the cross-built win_amd64
 # wheel and runs the core test files, a pyext extension's checks (opmod), Go
 # runtimes side by side, and a `python -m godlpack new` project's own tests
-# (its module generated from //pyext: directives, cross-built). Installs Debian's wine when missing; the Windows CPython,
-# its wheels and the Wine-only shims (tools/wine_shims.py) are cached in
-# CROSS_CACHE/wine (mk/cross.mk); the Wine prefix (build/wine-X-prefix) is not.
+# (its module generated from its //pyext: directives, then cross-built).
+# Installs Debian's wine when missing; the Windows CPython, its wheels and the
+# Wine-only shims (tools/wine_shims.py) are cached in CROSS_CACHE/wine
+# (mk/cross.mk); the Wine prefix ($TMPDIR/godlpack-wine-X-prefix) is not.
 .PHONY: wine-test
 wine-test: cross-deps
 	$(CROSS_ENV) $(PYTHON) tools/wine_test.py
