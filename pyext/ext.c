@@ -17,6 +17,7 @@ enum {
   ARG_REQ,       /* ext_arrays.c holds it */
   ARG_CALLABLE,  /* v.i: a reference Go takes (zeroing v.i) or C drops */
   ARG_CONTAINER, /* a list or dict: v.s the values (freed), held[i] the copy of its items */
+  ARG_BYTEARRAY, /* the next of call_args' bufs, released in order */
 };
 
 /* A godlpack.Tensor argument read from an exact NumPy array's fields: the
@@ -42,6 +43,8 @@ typedef struct {
   np_tensor tensors[NP_TENSORS];
   int nviews;
   gdl_stack_view views[NP_TENSORS]; /* arguments with requirements taken as they are (gdl_req_view) */
+  int nbufs;
+  Py_buffer bufs[NP_TENSORS]; /* exact bytearrays (bytes_arg), held against resizing */
 } call_args;
 
 /* Lets go of the first n arguments' arrays; a pending exception survives
@@ -49,8 +52,9 @@ typedef struct {
  * caller holds the argument too.) */
 static void free_arrays(call_args* a, int n) {
   if (!a->arrays) return;
-  for (int i = 0; i < n; i++) {
+  for (int i = 0, b = 0; i < n; i++) {
     if (a->how[i] == ARG_HELD) Py_DECREF(a->held[i]);
+    if (a->how[i] == ARG_BYTEARRAY) PyBuffer_Release(&a->bufs[b++]); /* taken in the order of the arguments */
     if (a->how[i] == ARG_REQ) gdl_req_free(&a->v[i]);
     if (a->how[i] == ARG_CALLABLE && a->v[i].i != 0) Py_DECREF((PyObject*)(uintptr_t)a->v[i].i); /* Go did not take it */
     if (a->how[i] == ARG_CONTAINER) {
@@ -170,6 +174,44 @@ static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   return 1;
 }
 
+/* The fast path for an exact bytes or bytearray passed to a []byte (or
+ * []uint8) parameter: the memory read in place, with no format to parse
+ * (what the buffer path of ext_arrays.c takes alike: one dimension of
+ * format 'B'). bytes is read-only: a written parameter refuses it as that
+ * path does. A bytes object is not held: the argument is the caller's until
+ * the call returns, and bytes never change. A bytearray is held through
+ * its buffer (up to NP_TENSORS a call), which keeps it from resizing while
+ * Go reads it, as the general path holds it. 1: taken; 0: the general
+ * paths (subclasses, which may export another buffer, too); -1: refused
+ * (BufferError) or failed. */
+static int bytes_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
+  gdl_value* v = &a->v[i];
+  Py_ssize_t n;
+  char* data;
+  if (PyBytes_CheckExact(obj)) {
+    if (writes(fn, i)) {
+      PyErr_Format(PyExc_BufferError, "%s() argument %d is read-only, and %s may write to it", fn->name, i + 1,
+                   fn->name);
+      return -1;
+    }
+    n = PyBytes_GET_SIZE(obj);
+    data = PyBytes_AS_STRING(obj);
+  } else if (PyByteArray_CheckExact(obj) && a->nbufs < NP_TENSORS) {
+    Py_buffer* b = &a->bufs[a->nbufs];
+    if (PyObject_GetBuffer(obj, b, writes(fn, i) ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) return -1;
+    a->nbufs++;
+    a->how[i] = ARG_BYTEARRAY;
+    a->arrays = 1;
+    n = b->len;
+    data = b->buf;
+  } else {
+    return 0;
+  }
+  v->n = v->ncap = v->i = n;
+  v->data = n ? data : NULL;
+  return 1;
+}
+
 /* The image of x for Go (gdl_tensor_image), its shape and strides (in
  * elements of 1 << sh bytes) copied into Go's pinned block: only while the
  * GIL serializes conversions (serial), and when the block has room (Go
@@ -266,6 +308,10 @@ static int np_tensor_arg(int i, PyObject* obj, call_args* a) {
 static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   int typed = fn->elem[i].bits != 0;
   if (typed && fn->req[i] == NULL && is_ndarray(obj) && ndarray_arg(fn, i, obj, a)) return 0;
+  if (fn->elem[i].code == kDLUInt && fn->elem[i].bits == 8 && !fn->elem[i].nd && fn->req[i] == NULL) {
+    int r = bytes_arg(fn, i, obj, a); /* bytes, bytearray */
+    if (r != 0) return r < 0 ? -1 : 0;
+  }
   if (fn->elem[i].tensor && fn->req[i] == NULL && is_ndarray(obj) && np_tensor_arg(i, obj, a)) return 0;
   if (fn->req[i] != NULL && a->nviews < NP_TENSORS && is_ndarray(obj) &&
       gdl_req_view(fn, i, obj, &a->v[i], &a->views[a->nviews])) { /* held as the typed path holds it */
@@ -602,6 +648,24 @@ static int bind(const gdl_fn* fn, int off, PyObject* const* args, Py_ssize_t nar
   return 0;
 }
 
+/* Makes the bytes and bytearray results whose memory Go lent (bytesresult.go:
+ * versioned 2, the address in i): right after the call returns, before any
+ * Python code can run and call into Go again, since Go keeps the memory alive
+ * only until then. -1 with an exception set (no memory), those made kept in
+ * p for drop_results. */
+static int lent_results(const gdl_fn* fn, gdl_value* out, int nout) {
+  for (int i = 0; i < nout; i++) {
+    char k = fn->kinds[i];
+    if ((k != GDL_V_BYTES && k != GDL_V_BYTEARRAY) || out[i].none || out[i].versioned != 2) continue;
+    const char* data = (const char*)(uintptr_t)out[i].i;
+    Py_ssize_t n = (Py_ssize_t)out[i].n;
+    out[i].versioned = 0;
+    out[i].p = k == GDL_V_BYTES ? PyBytes_FromStringAndSize(data, n) : PyByteArray_FromStringAndSize(data, n);
+    if (out[i].p == NULL) return -1; /* drop_results frees those made; the rest hold nothing (p, s NULL) */
+  }
+  return 0;
+}
+
 /* Calls Go with the converted arguments a, then lets go of them and builds
  * the results. */
 static PyObject* go_call(const gdl_fn* fn, call_args* a) {
@@ -612,8 +676,13 @@ static PyObject* go_call(const gdl_fn* fn, call_args* a) {
     free_arrays(a, fn->nparams);
     return NULL;
   }
+#ifdef Py_GIL_DISABLED
+  int lend = 1; /* calls run at once: Go makes bytes results itself */
+#else
+  int lend = 2; /* with the GIL held, Go lends its memory to C (bytesresult.go) */
+#endif
   for (int i = 0; i < fn->nresults; i++) {
-    out[i].serial = !fn->release_gil; /* GDL_V_BYTES */
+    out[i].serial = fn->release_gil ? 0 : lend; /* GDL_V_BYTES, GDL_V_BYTEARRAY */
     out[i].none = 0;                  /* set by Go for a nil *T only */
   }
   gdl_call c = {
@@ -625,13 +694,14 @@ static PyObject* go_call(const gdl_fn* fn, call_args* a) {
     kind = gdlpyCall(&c);
   }
   int nout = c.nout;
+  int made = kind != GDL_ERR_NONE || lent_results(fn, out, nout) == 0; /* 0: an exception set */
   for (int i = 0; a->arrays && i < fn->nparams; i++) {
     if (a->how[i] == ARG_REQ) gdl_req_write_back(&a->v[i]); /* pyext.ConvertWriteBack */
   }
   free_arrays(a, fn->nparams); /* arrays stay alive until the call returns */
-  if (kind != GDL_ERR_NONE) {
+  if (kind != GDL_ERR_NONE || !made) {
     drop_results(fn, out, 0, nout);
-    gdl_raise_kind(kind, err, c.exc);
+    if (kind != GDL_ERR_NONE) gdl_raise_kind(kind, err, c.exc);
     return NULL;
   }
   if (nout == 0) Py_RETURN_NONE;
@@ -667,6 +737,7 @@ PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h) {
   a.arrays = 0;
   a.ntensors = 0;
   a.nviews = 0;
+  a.nbufs = 0;
   return go_call(fn, &a);
 }
 
@@ -708,6 +779,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
   a.arrays = 0;
   a.ntensors = 0;
   a.nviews = 0;
+  a.nbufs = 0;
   if (off && gdl_obj_arg(fn, 0, self, &a.v[0]) < 0) {
     if (gdl_is_obj(fn->cls[0], self)) return NULL; /* of the class, but holding no Go value */
     PyErr_Clear();

@@ -24,7 +24,8 @@ def test_a_byte_slice_result_is_bytes(f):
 
 @pytest.mark.parametrize("f", [valmod.fill, valmod.fill_nogil, valmod.fill_refl_nogil])
 def test_bytes_with_and_without_the_gil(f):
-    """With the GIL Go makes the bytes object; without it C does from Go's copy."""
+    """With the GIL C makes the bytes object from Go's memory (Go's own for
+    results over 64 KiB); without it C does from Go's copy."""
     assert f(5, 7) == b"\x07" * 5
     assert f(0, 7) == b""
     assert type(f(1 << 20, 255)) is bytes and f(1 << 20, 255) == b"\xff" * (1 << 20)
@@ -101,3 +102,101 @@ def test_100k_bytes_results_keep_rss_stable(f):
     for _ in range(100_000):
         f(*args)
     assert rss_kib() - before < 8192, "a leak of bytes results"
+
+
+class Sub(bytes):
+    """A bytes subclass: the general buffer path takes it, not bytes' own."""
+
+
+@pytest.mark.parametrize("f", [valmod.length, valmod.length_refl, valmod.length_nogil, valmod.blob_len])
+def test_bytes_and_bytearray_into_a_byte_slice(f):
+    """Exact bytes and bytearray are read in place (ext.c's bytes_arg); the
+    rest through the buffer protocol or DLPack, alike."""
+    for arg in (b"abc", bytearray(b"abc"), Sub(b"abc"), memoryview(b"abc"), array.array("B", b"abc"),
+                np.frombuffer(b"abc", np.uint8)):
+        assert f(arg) == 3, type(arg)
+    for arg in (b"", bytearray(), Sub(), memoryview(b"")):
+        assert f(arg) == 0, type(arg)
+    assert f(b"\0" * (1 << 20)) == 1 << 20
+
+
+@pytest.mark.parametrize("f", [valmod.rev, valmod.rev_refl])
+def test_bytes_arguments_are_read_in_place_not_copied_wrong(f):
+    data = bytes(range(256)) * 4
+    for arg in (data, bytearray(data), Sub(data)):
+        assert f(arg) == data[::-1]
+
+
+@pytest.mark.parametrize("f", [valmod.upcase, valmod.upcase_refl])
+def test_a_written_byte_slice_refuses_bytes_and_writes_a_bytearray(f):
+    for arg in (b"abc", Sub(b"abc"), b""):
+        with pytest.raises(BufferError, match=rf"^{f.__name__}\(\) argument 'b' is read-only, and {f.__name__} may "
+                           "write to it$"):
+            f(arg)
+    ba = bytearray(b"abc")
+    f(ba)
+    assert ba == b"ABC"
+    with pytest.raises(BufferError, match="argument 'b'"):
+        f(memoryview(b"abc"))
+
+
+def test_a_bytearray_cannot_resize_while_go_reads_it():
+    """Held through its buffer for the call, as the general path holds it."""
+    ba = bytearray(b"\x01" * 100)
+    errors = []
+
+    def grow():
+        try:
+            ba.extend(b"\x01" * 1_000_000)
+        except BufferError as e:
+            errors.append(e)
+    assert valmod.sum_during(ba, grow) == 100
+    assert len(errors) == 1 and len(ba) == 100
+    ba.extend(b"\x01")  # released after the call
+    assert len(ba) == 101
+
+
+def test_two_bytes_results_and_results_of_every_size():
+    data = bytes(range(256)) * 300  # 75 KiB: beyond what Go lends C (bytesresult.go's lendMax)
+    for n in (0, 1, 1024, 64 << 10, (64 << 10) + 1, len(data)):
+        a, b = valmod.halves(data[:n])
+        assert (a, b) == (data[:n // 2], data[n // 2:n]) and type(a) is bytes and type(b) is bytes
+    for n in (64 << 10, (64 << 10) + 1):
+        assert valmod.fill(n, 3) == b"\x03" * n
+
+
+def test_bytes_results_survive_go_collecting_garbage_meanwhile():
+    """Go lends C a result's memory until C has copied it: with Go's GC and
+    allocation running beside the calls, every result is what Go made."""
+    valmod.gc_storm(True)
+    try:
+        for i in range(50_000):
+            c = i % 200
+            r = valmod.fill(1024, c)
+            assert r == bytes([c]) * 1024, (i, r[:8])
+            a, b = valmod.halves(r)
+            assert a == b == bytes([c]) * 512
+    finally:
+        valmod.gc_storm(False)
+
+
+@pytest.mark.skipif(bool(os.environ.get("GODLPACK_SANITIZER")), reason="RSS is meaningless under a sanitizer")
+@pytest.mark.parametrize("f, arg", [(valmod.length, b"x" * 1024), (valmod.length, bytearray(1024)),
+                                    (valmod.length_refl, b"x" * 1024), (valmod.halves, b"x" * 1024),
+                                    (valmod.upcase, bytearray(1024))])
+def test_100k_bytes_arguments_keep_rss_stable(f, arg):
+    """A leaked reference or buffer a call would keep 1 KiB alive: 100 MiB."""
+    for _ in range(100_000):
+        f(arg)
+    before = rss_kib()
+    for _ in range(100_000):
+        f(arg)
+    assert rss_kib() - before < 8192, "a leak of bytes arguments"
+
+
+def test_a_leaked_bytearray_export_would_refuse_resizing():
+    ba = bytearray(16)
+    for f in (valmod.length, valmod.length_refl, valmod.upcase):
+        f(ba)
+        ba.append(0)  # BufferError if the call kept an export
+        del ba[-1]

@@ -8,9 +8,11 @@ import "C" // cgo: PyInit_valmod is exported to CPython
 import (
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/godlpack/godlpack/pyext"
@@ -78,6 +80,73 @@ func none() []byte { return nil }
 
 func echo(b []byte) []byte { return b } // aliases its argument: copied into bytes, so safe
 
+// blobLen takes a named []byte (bytes' fast path converts it too).
+func blobLen(b Blob) int { return len(b) }
+
+// upcase writes its argument: bytes (read-only) is refused, a bytearray taken.
+func upcase(b []byte) {
+	for i, c := range b {
+		if c >= 'a' && c <= 'z' {
+			b[i] = c - 32
+		}
+	}
+}
+
+// sumDuring sums b after calling f, which may try to change b meanwhile.
+func sumDuring(b []byte, f func()) int {
+	f()
+	s := 0
+	for _, c := range b {
+		s += int(c)
+	}
+	return s
+}
+
+// halves returns two new slices: both results lent to C at once.
+func halves(b []byte) ([]byte, []byte) {
+	return slices.Clone(b[:len(b)/2]), slices.Clone(b[len(b)/2:])
+}
+
+// gcStorm runs the garbage collector and allocates 1 KiB blocks of 0xEE in
+// a loop until stopped: a result whose memory Go let go too early would
+// show 0xEE.
+func gcStorm(on bool) {
+	stormMu.Lock()
+	defer stormMu.Unlock()
+	if on == (storm != nil) {
+		return
+	}
+	if !on {
+		close(storm)
+		storm = nil
+		return
+	}
+	storm = make(chan struct{})
+	go func(stop chan struct{}) {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			b := make([]byte, 1024)
+			for j := range b {
+				b[j] = 0xEE
+			}
+			sink = b
+			if i%64 == 0 {
+				runtime.GC()
+			}
+		}
+	}(storm)
+}
+
+var (
+	stormMu sync.Mutex
+	storm   chan struct{}
+	sink    []byte
+)
+
 var module = pyext.NewModule("valmod", "Python values of Go types, under test.").
 	Def("rev", pyext.Func1(rev), "rev(b)\n--\n\nb's bytes reversed (typed path).", pyext.ReadOnlyArgs).
 	Def("rev_refl", rev, "rev_refl(b)\n--\n\nrev through reflection.", pyext.ReadOnlyArgs).
@@ -97,7 +166,16 @@ var module = pyext.NewModule("valmod", "Python values of Go types, under test.")
 	Def("bad_second", pyext.Func1R2(badSecond), "bad_second(n)\n--\n\nn bytes, then a string that is not UTF-8.").
 	Def("bytes_then_alias", pyext.Func1R2(bytesThenAlias), "bytes_then_alias(xs)\n--\n\n1 KiB, then xs itself (refused).", pyext.ReadOnlyArgs).
 	Def("none", pyext.Func0(none), "none()\n--\n\nA nil []byte.").
-	Def("echo", pyext.Func1(echo), "echo(b)\n--\n\nb itself, returned.", pyext.ReadOnlyArgs)
+	Def("echo", pyext.Func1(echo), "echo(b)\n--\n\nb itself, returned.", pyext.ReadOnlyArgs).
+	Def("length", pyext.Func1(func(b []byte) int { return len(b) }), "length(b)\n--\n\nlen(b) (typed).", pyext.Args("b")).
+	Def("length_refl", func(b []byte) int { return len(b) }, "length_refl(b)\n--\n\nlen(b) through reflection.", pyext.Args("b")).
+	Def("length_nogil", pyext.Func1(func(b []byte) int { return len(b) }), "length_nogil(b)\n--\n\nlen(b) without the GIL.", pyext.ReleaseGIL).
+	Def("blob_len", pyext.Func1(blobLen), "blob_len(b)\n--\n\nlen(b) of a named []byte.").
+	Def("upcase", pyext.Proc1(upcase), "upcase(b)\n--\n\nb in upper case, in place.", pyext.Args("b"), pyext.Writes("b")).
+	Def("upcase_refl", upcase, "upcase_refl(b)\n--\n\nupcase through reflection.", pyext.Args("b"), pyext.Writes("b")).
+	Def("sum_during", pyext.Func2(sumDuring), "sum_during(b, f)\n--\n\nThe sum of b's bytes, after f().").
+	Def("halves", pyext.Func1R2(halves), "halves(b)\n--\n\nb's two halves, copied.").
+	Def("gc_storm", pyext.Proc1(gcStorm), "gc_storm(on)\n--\n\nA goroutine running Go's GC and allocating, or none.")
 
 //export PyInit_valmod
 func PyInit_valmod() unsafe.Pointer { return module.Init() }
