@@ -271,6 +271,7 @@ def run_python(wine: str, home: str, pfx: str, args: list[str], pythonpath: str,
 
 def _pytest(wine: str, home: str, pfx: str, paths: list[str], tests: list[str], extra: list[str],
             name: str, prebuilt: dict[str, str] | None = None) -> bool:
+    # tests: paths under tests/, or absolute ones (the scaffold's project)
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "pytest.ini"), "w") as f:
             f.write("[pytest]\n")

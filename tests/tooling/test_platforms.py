@@ -263,6 +263,9 @@ def test_universal2_pythons_suffix_and_tag():
     assert cross.wheel_tag("win_amd64", "3.11") == "cp311-cp311-win_amd64"  # the thin tags as they were
     with pytest.raises(ValueError, match="no universal2 build for CPython 3.11"):
         cross.wheel_tag(cross.UNIVERSAL2, "3.11")
+    with pytest.raises(ValueError, match="no universal2 build for CPython 3.12: both macOS targets have headers "
+                                         "only for 3.13"):
+        cross.build(cross.UNIVERSAL2, "3.12", "m", "/nonexistent", "./module")  # refused before any build
 
 
 def test_fat_file_holds_each_slice_page_aligned_and_reads_back(tmp_path):
