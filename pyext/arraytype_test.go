@@ -128,8 +128,8 @@ func TestTheStubTypesRegisteredParametersAndResults(t *testing.T) {
 		Def("conv", func(g *grid, v gridVec) (*grid, error) { return g, nil }, "conv(arg1, arg2)\n--\n\n", Convert("arg1"))
 	require.NoError(t, m.err)
 	stub := m.Stub()
-	assert.Contains(t, stub, "def plain(g: SupportsDLPack, /) -> Tensor:")
-	assert.Contains(t, stub, "def conv(arg1: ArrayLike, arg2: SupportsDLPack, /) -> Tensor:")
+	assert.Contains(t, stub, "def plain(g: SupportsDLPack | Buffer, /) -> Tensor:")
+	assert.Contains(t, stub, "def conv(arg1: ArrayLike, arg2: SupportsDLPack | Buffer, /) -> Tensor:")
 }
 
 func TestAnUnregisteredGonumTypeSaysWhichPackageRegistersIt(t *testing.T) {

@@ -36,8 +36,8 @@ func StubType(t reflect.Type, param bool) string {
 		return callableStub(t)
 	}
 	switch {
-	case arrayTypeOf(t) != nil && param: // RegisterArrayType's types
-		return "SupportsDLPack"
+	case arrayTypeOf(t) != nil && param: // RegisterArrayType's types: N-d views, which take buffers too
+		return bufferArg
 	case arrayTypeOf(t) != nil:
 		return "Tensor"
 	case t.Kind() == reflect.Slice && param:

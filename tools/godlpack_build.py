@@ -269,7 +269,7 @@ def _build_go(go: str, env: dict[str, str], out: str, go_package: str, cwd: str,
     # cgo finds Python.h here; the extension never links libpython.
     env["CGO_CFLAGS"] = f"-I{sysconfig.get_paths()['include']} " + env.get("CGO_CFLAGS", "-O2")
     env.setdefault("GOFLAGS", "-buildvcs=false")
-    generate(go, env, go_package, cwd)
+    generate(go, env, go_package, cwd, module_name(out))
     env["CGO_CFLAGS"] += " " + _headers_key(go, env, cwd)
     target = _target()
     if not target:
@@ -307,11 +307,12 @@ def declares(pkg_dir: str) -> bool:
     return False
 
 
-def generate(go: str, env: dict[str, str], go_package: str, cwd: str) -> None:
+def generate(go: str, env: dict[str, str], go_package: str, cwd: str, module: str | None = None) -> None:
     """Writes pyext_gen.go from the package's //pyext: directives (pyext's
     generator, pyextgen, run on this machine whatever the target), so that
     the module a build makes is always the one its Go source declares. Its
-    errors (file:line: what is wrong) are one RuntimeError."""
+    errors (file:line: what is wrong) are one RuntimeError, as is a module
+    named otherwise than the file being built (module: its name)."""
     pkg_dir = os.path.join(cwd, go_package)
     if not declares(pkg_dir):
         return
@@ -323,37 +324,57 @@ def generate(go: str, env: dict[str, str], go_package: str, cwd: str) -> None:
     if r.returncode != 0:
         msg = (r.stderr or r.stdout).strip()
         raise RuntimeError(f"the //pyext: directives: {msg}" if msg else f"{' '.join(cmd)} failed (exit {r.returncode})")
+    if module is None:
+        return
+    try:
+        with open(os.path.join(pkg_dir, "pyext_gen.go"), encoding="utf-8") as f:
+            m = re.search(r"^//export PyInit_(\w+)$", f.read(), re.M)
+    except FileNotFoundError:
+        return
+    if m and m.group(1) != module:
+        raise RuntimeError(f"the //pyext:module line names the module {m.group(1)}, but this build makes {module} "
+                           f"(Python would find no PyInit_{module} in it): name it {module} there, or rename the "
+                           "project's module")
 
 
 # Run in a child Python (sys.executable, whose C API the library binds):
 # loading the library starts its Go runtime, whose package init builds the
 # Module values; gdlpyStubs (pyext/stubexport.go) returns their stubs.
 _STUBS_CHILD = """\
-import ctypes, sys
+import ctypes, json, sys
 lib = ctypes.CDLL(sys.argv[1])
 try:
     f = lib.gdlpyStubs
 except AttributeError:
     sys.exit(3)  # not built on pyext: no stub to write
-f.restype = ctypes.c_void_p
-p = f()
-sys.stdout.write(ctypes.string_at(p).decode())
+def text(f):
+    f.restype = ctypes.c_void_p
+    return json.loads(ctypes.string_at(f()).decode())
+errors = text(lib.gdlpyErrors) if hasattr(lib, "gdlpyErrors") else {}
+sys.stdout.write(json.dumps({"stubs": text(f), "errors": errors}))
 """
 
 
-def stubs_of(lib: str) -> dict[str, str]:
-    """{module name: stub} of the pyext modules the built library lib
-    defines ({} for a library not built on pyext). Loaded in a child
-    process: a Go runtime, once started, stays for the process's life."""
+def library_info(lib: str) -> tuple[dict[str, str], dict[str, str]]:
+    """({module name: stub}, {module name: definition error}) of the pyext
+    modules the built library lib defines (empty for a library not built
+    on pyext). Loaded in a child process: a Go runtime, once started,
+    stays for the process's life."""
     import json
 
     r = subprocess.run([sys.executable, "-c", _STUBS_CHILD, os.path.abspath(lib)], capture_output=True, text=True,
                        timeout=300)
     if r.returncode == 3:
-        return {}
+        return {}, {}
     if r.returncode != 0:
         raise RuntimeError(f"reading the stubs of {lib} failed:\n{r.stderr.strip()}")
-    return json.loads(r.stdout)
+    info = json.loads(r.stdout)
+    return info["stubs"], info["errors"]
+
+
+def stubs_of(lib: str) -> dict[str, str]:
+    """{module name: stub} of the pyext modules the built library lib defines."""
+    return library_info(lib)[0]
 
 
 def module_name(out: str) -> str:
@@ -367,8 +388,11 @@ def write_stub(out: str) -> str | None:
     itself; returns its path, or None where the library defines no pyext
     module of that name (e.g. godlpack's own _godlpack)."""
     name = module_name(out)
-    stubs = stubs_of(out)
+    stubs, errors = library_info(out)
     # A submodule (pkg._core) is defined by its full name.
+    error = errors.get(name) or next((v for k, v in errors.items() if k.rpartition(".")[2] == name), None)
+    if error is not None:  # the import would raise it: the build does, now
+        raise RuntimeError(f"the module's definition fails, as its import would (ImportError): {error}")
     stub = stubs.get(name) or next((v for k, v in stubs.items() if k.rpartition(".")[2] == name), None)
     if stub is None:
         return None

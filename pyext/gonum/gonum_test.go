@@ -140,8 +140,8 @@ func TestTheTypesAreRegistered(t *testing.T) {
 		Def("gen", func(m mat.Matrix, v mat.Vector) (mat.Matrix, mat.Vector) { return m, v }, "gen(m, v)\n--\n\n",
 			pyext.ReadOnlyArgs, pyext.Convert("v"))
 	stub := mod.Stub()
-	assert.Contains(t, stub, "def matvec(m: SupportsDLPack, x: SupportsDLPack, /) -> Tensor:")
-	assert.Contains(t, stub, "def gen(m: SupportsDLPack, v: ArrayLike, /) -> tuple[Tensor, Tensor]:")
+	assert.Contains(t, stub, "def matvec(m: SupportsDLPack | Buffer, x: SupportsDLPack | Buffer, /) -> Tensor:")
+	assert.Contains(t, stub, "def gen(m: SupportsDLPack | Buffer, v: ArrayLike, /) -> tuple[Tensor, Tensor]:")
 	assert.PanicsWithError(t, "pyext.RegisterArrayType[*mat.Dense]: registered already", func() {
 		must(pyext.RegisterArrayType(pyext.ArrayType[*mat.Dense, float64]{Ndim: 2, View: DenseView, Memory: DenseMemory}))
 	})

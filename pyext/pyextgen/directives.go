@@ -108,14 +108,17 @@ func (p *pkg) file(fset *token.FileSet, f *ast.File) error {
 			return err
 		}
 	}
-	for _, cg := range f.Comments { // a //pyext:module line may stand alone
-		if cg == f.Doc {
+	for _, cg := range f.Comments { // a //pyext:module line may stand alone; nothing else may
+		d := directives(cg)
+		if cg == f.Doc || len(d) == 0 || attached(f, cg) {
 			continue
 		}
-		if d := directives(cg); len(d) > 0 && strings.HasPrefix(d[0], "module") && !attached(f, cg) {
-			if err := p.moduleDirective(d, nil, fset.Position(cg.Pos())); err != nil {
-				return err
-			}
+		if !strings.HasPrefix(d[0], "module") {
+			return fmt.Errorf("%s: //pyext:%s belongs in the doc comment of a function, method or type, "+
+				"directly above it", fset.Position(cg.Pos()), d[0])
+		}
+		if err := p.moduleDirective(d, nil, fset.Position(cg.Pos())); err != nil {
+			return err
 		}
 	}
 	for _, d := range f.Decls {
@@ -129,6 +132,10 @@ func (p *pkg) file(fset *token.FileSet, f *ast.File) error {
 			}
 		case *ast.GenDecl:
 			if d.Tok != token.TYPE {
+				if l := directives(d.Doc); len(l) > 0 {
+					return fmt.Errorf("%s: //pyext:%s on a %s: directives declare functions, methods and types",
+						fset.Position(d.Pos()), l[0], d.Tok)
+				}
 				continue
 			}
 			for _, s := range d.Specs {
@@ -230,7 +237,7 @@ func (p *pkg) typeDecl(fset *token.FileSet, ts *ast.TypeSpec, doc *ast.CommentGr
 		switch {
 		case w == "weakref" || w == "subclassable" || w == "equal_by_value":
 			c.flags = append(c.flags, w)
-		case isIdent(w):
+		case isIdent(w) && !pyKeywords[w]:
 			c.pyName = w
 		default:
 			return fmt.Errorf("%s: //pyext:class %s: %q is neither a Python name nor weakref, subclassable or equal_by_value", pos, ts.Name.Name, w)

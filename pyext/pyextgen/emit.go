@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"go/format"
+	"go/token"
 	"regexp"
 	"sort"
 	"strings"
@@ -44,6 +45,9 @@ func emit(p *pkg) ([]byte, error) {
 		byClass[d.recv] = append(byClass[d.recv], d)
 	}
 	init := p.module[strings.LastIndexByte(p.module, '.')+1:] // PyInit_ takes the last part of pkg._core
+	if err := uniqueNames(funcs, p.classes); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(&b, "%s\npackage main\n\nimport \"C\" // cgo: PyInit_%s is exported to CPython\n\n", header, init)
 	imports := map[string]bool{"unsafe": true, "github.com/godlpack/godlpack/pyext": true}
 	var body strings.Builder
@@ -130,7 +134,7 @@ func emitClass(b *strings.Builder, c *class, ds []*decl) error {
 	}
 	setters := map[string]*decl{}
 	var enter, exit *decl
-	seen := map[string]bool{}
+	seen := map[string]token.Position{}
 	for _, d := range ds {
 		if d.kind == "setter" {
 			setters[d.pyName] = d
@@ -138,11 +142,17 @@ func emitClass(b *strings.Builder, c *class, ds []*decl) error {
 	}
 	for _, d := range ds {
 		args, _ := d.pyParams()
-		key := d.kind + " " + d.pyName
-		if seen[key] && d.kind != "init" {
-			return fmt.Errorf("%s: %s: a second %s %s.%s", d.pos, d.goName, d.kind, c.pyName, d.pyName)
+		key := d.pyName
+		switch d.kind {
+		case "setter":
+			key = "setter " + d.pyName
+		case "init":
+			key = "__init__"
 		}
-		seen[key] = true
+		if first, ok := seen[key]; ok {
+			return fmt.Errorf("%s: %s: %s.%s is declared already, at %s", d.pos, d.goName, c.pyName, d.pyName, first)
+		}
+		seen[key] = d.pos
 		switch d.kind {
 		case "init":
 			fmt.Fprintf(b, ".\n\tInit(%s%s)", d.typed(), optList(args, d.opts))
@@ -238,4 +248,37 @@ func special(d *decl) (string, error) {
 	return "", fmt.Errorf("%s: %s: %s is not a special method //pyext:method makes (__len__, __getitem__, "+
 		"__setitem__, __delitem__, __contains__, __call__, __iter__, __enter__/__exit__, the operators); "+
 		"__repr__, __str__, __eq__, __lt__ and __hash__ come from String, Equal, Less and Hash methods", d.pos, d.goName, d.pyName)
+}
+
+// moduleNames are the names pyext puts in every module: a declaration of
+// the same name would replace one of them.
+var moduleNames = map[string]bool{"Tensor": true, "Device": true, "go_runtimes": true, "_rebuild_object": true,
+	"_rebuild_tensor": true}
+
+// uniqueNames refuses two module-level declarations of one Python name,
+// and a name pyext's module keeps for itself.
+func uniqueNames(funcs []*decl, classes []*class) error {
+	seen := map[string]token.Position{}
+	add := func(name, goName string, pos token.Position) error {
+		if moduleNames[name] {
+			return fmt.Errorf("%s: %s: %s is a name every pyext module has (its %s): choose another", pos, goName, name,
+				map[bool]string{true: "class", false: "function"}[name[0] >= 'A' && name[0] <= 'Z'])
+		}
+		if first, ok := seen[name]; ok {
+			return fmt.Errorf("%s: %s: the module's %s is declared already, at %s", pos, goName, name, first)
+		}
+		seen[name] = pos
+		return nil
+	}
+	for _, d := range funcs {
+		if err := add(d.pyName, d.goName, d.pos); err != nil {
+			return err
+		}
+	}
+	for _, c := range classes {
+		if err := add(c.pyName, c.goName, c.pos); err != nil {
+			return err
+		}
+	}
+	return nil
 }

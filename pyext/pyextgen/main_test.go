@@ -53,6 +53,9 @@ func MeanStd(xs []float64) (float64, float64, error) { return 0, 0, nil }
 //pyext:require(t, DTypeIs(godlpack.Float32), CContig)
 func Validate(t godlpack.Tensor) error { return nil }
 
+//pyext:function
+func Write(p []byte) {}
+
 //pyext:function parse_url (u)
 func ParseURL(s string) (string, error) { return s, nil }
 
@@ -102,6 +105,7 @@ func TestEveryDeclarationBecomesATypedDefinition(t *testing.T) {
 	require.NoError(t, err)
 	for _, want := range []string{
 		header,
+		`Def("write", pyext.Proc1(Write), "", pyext.Args("p"))`, // a function called write, named so in Go
 		`pyext.NewModule("kit", "Package doc: the module's docstring.")`,
 		`Def("scale", pyext.Proc3(Scale), "Scale multiplies x by a.", pyext.Args("x", "/", "a=2.0", "*", "inplace=True"), pyext.Writes("x"), pyext.ReleaseGIL)`,
 		`Def("mean_std", pyext.FuncE1R2(MeanStd), "MeanStd is two results and an error.", pyext.Args("xs"))`,
@@ -162,6 +166,15 @@ func TestWrongDirectivesSayWhereAndWhat(t *testing.T) {
 		`SetSize: //pyext:setter size without a //pyext:property getter`:            "//pyext:class\ntype T struct{}\n\n//pyext:setter\nfunc (t *T) SetSize(n int) {}",
 		`__enter__ and __exit__ come together`:                                      "//pyext:class\ntype T struct{}\n\n//pyext:method __enter__\nfunc (t *T) E() *T { return t }",
 		`a Python extension is a Go package main`:                                   "",
+		`"write", taken as the Python name, is close to the option writes`:          "//pyext:function write(x)\nfunc Fill(x []byte) {}",
+		`"nogill", taken as the Python name, is close to the option nogil`:          "//pyext:function nogill\nfunc F() {}",
+		`"class" is a Python keyword`:                                               "//pyext:function class\nfunc F() {}",
+		`Tensor is a name every pyext module has (its class)`:                       "//pyext:function Tensor\nfunc F() {}",
+		`G: the module's g is declared already, at`:                                 "//pyext:function g\nfunc F() {}\n\n//pyext:function\nfunc G() {}",
+		`B: T.f is declared already, at`:                                            "//pyext:class\ntype T struct{}\n\n//pyext:method f\nfunc (t *T) A() {}\n\n//pyext:method f\nfunc (t *T) B() {}",
+		`//pyext:function on a var: directives declare functions`:                   "//pyext:function\nvar V = 3",
+		`//pyext:function belongs in the doc comment of a function`:                 "//pyext:function\n\nfunc F() {}",
+		`require(x, Shap(3)): unknown requirement Shap`:                             "//pyext:function require(x, Shap(3))\nfunc F(x []float64) {}",
 	} {
 		src := "package main\n\n" + src + "\n"
 		if want == "a Python extension is a Go package main" {

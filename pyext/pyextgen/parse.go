@@ -154,6 +154,13 @@ func (d *decl) parse(line string) error {
 	if !isIdent(d.pyName) {
 		return fmt.Errorf("%q is not a Python name", d.pyName)
 	}
+	if pyKeywords[d.pyName] {
+		return fmt.Errorf("%q is a Python keyword: no function, method or class can be called so", d.pyName)
+	}
+	if opt := nearOption(d.pyName); opt != "" && d.pyName != snake(d.goName) {
+		return fmt.Errorf("%q, taken as the Python name, is close to the option %s: a name that close to an "+
+			"option is refused (the name comes first: //pyext:%s name %s(...))", d.pyName, opt, d.kind, opt)
+	}
 	for _, w := range ws {
 		o, err := option(w)
 		if err != nil {
@@ -177,6 +184,12 @@ func isOption(name string) bool {
 
 // reqNames are pyext's requirement constructors, written bare in require().
 var reqNames = regexp.MustCompile(`(^|[^.\w])(Shape|Ndim|DTypeIs|CContig|FContig|Strided|OnCPU|OnCUDA|AnyDevice)\b`)
+
+// bareCall is a requirement written without a package: Shape(-1, 3), CContig.
+var bareCall = regexp.MustCompile(`^([A-Za-z_]\w*)\s*(\(|$)`)
+
+var knownReqs = map[string]bool{"Shape": true, "Ndim": true, "DTypeIs": true, "CContig": true, "FContig": true,
+	"Strided": true, "OnCPU": true, "OnCUDA": true, "AnyDevice": true}
 
 // option is the Go expression of one option word.
 func option(w word) (string, error) {
@@ -217,6 +230,10 @@ func option(w word) (string, error) {
 		}
 		reqs := make([]string, len(parts)-1)
 		for i, r := range parts[1:] {
+			if m := bareCall.FindStringSubmatch(r); m != nil && !knownReqs[m[1]] {
+				return "", fmt.Errorf("require(%s): unknown requirement %s (Shape, Ndim, DTypeIs, CContig, FContig, "+
+					"Strided, OnCPU, OnCUDA, AnyDevice, or a qualified Go expression of a pyext.Req)", w.group, m[1])
+			}
 			reqs[i] = reqNames.ReplaceAllString(r, "${1}pyext.$2")
 		}
 		return fmt.Sprintf("pyext.Require(%s, %s)", name, strings.Join(reqs, ", ")), nil
@@ -258,4 +275,44 @@ func exprText(e ast.Expr) string {
 	var b strings.Builder
 	_ = printer.Fprint(&b, token.NewFileSet(), e)
 	return b.String()
+}
+
+// pyKeywords are Python's reserved words (and soft keywords a stub cannot
+// name a def after).
+var pyKeywords = map[string]bool{"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true,
+	"async": true, "await": true, "break": true, "class": true, "continue": true, "def": true, "del": true,
+	"elif": true, "else": true, "except": true, "finally": true, "for": true, "from": true, "global": true,
+	"if": true, "import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
+	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true}
+
+// nearOption is the option a name is a near miss of (a misspelt option
+// would otherwise become the Python name), "" for none.
+func nearOption(name string) string {
+	for _, opt := range []string{"nogil", "writes", "convert", "require", "convert_write_back"} {
+		if name != opt && distance(name, opt) <= 2 {
+			return opt
+		}
+	}
+	return ""
+}
+
+// distance is the Levenshtein distance of a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

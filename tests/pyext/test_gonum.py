@@ -23,10 +23,10 @@ def test_gonummod_imports_without_godlpack():
 
 def test_the_stub_types_gonum_parameters_as_arrays():
     """gonummod.pyi (pyext.Module.Stub, written by the build): gonum
-    parameters are SupportsDLPack, converted ones ArrayLike, gonum results
-    Tensor."""
+    parameters take DLPack and buffer objects (N-d views, as NDArray),
+    converted ones ArrayLike, gonum results Tensor."""
     stub = gomod_stub("gonummod")
-    assert "def matvec(m: SupportsDLPack, x: SupportsDLPack, /) -> Tensor:" in stub
+    assert "def matvec(m: SupportsDLPack | Buffer, x: SupportsDLPack | Buffer, /) -> Tensor:" in stub
     assert "def matvec_conv(m: ArrayLike, x: ArrayLike, /) -> Tensor:" in stub
     assert "def eye(n: int, /) -> tuple[Tensor, int]:" in stub
     assert "    def add(self, m: ArrayLike, /) -> float:" in stub

@@ -134,6 +134,20 @@ def test_an_empty_folder_to_a_wheel_and_a_compile_error(tmp_path):
     assert r.returncode == 1 and "Traceback" not in r.stderr + r.stdout, r
     assert re.search(rf"main\.go:{line}:1: Triple: writes\(q\): no parameter \"q\" \(its parameters are n\)",
                      r.stderr), r.stderr
+    # A definition pyext refuses (a default that is no int): the build says so, in one line.
+    (project / "main.go").write_text(wrong.replace("//pyext:function writes(q)\nfunc Triple",
+                                                   "//pyext:function (n='x')\nfunc Triple"))
+    r = godlpack("develop", cwd=project, check=False)
+    assert r.returncode == 1 and "Traceback" not in r.stderr + r.stdout, r
+    assert r.stderr.strip().splitlines()[-1] == ("godlpack: the module's definition fails, as its import would "
+                                                 "(ImportError): mykern.triple: pyext.Args: default n='x': not an "
+                                                 "int64 literal"), r.stderr
+    # A //pyext:module line naming another module than the project's: one sentence.
+    (project / "main.go").write_text(wrong.replace("//pyext:function writes(q)", "//pyext:function").replace(
+        "//pyext:module mykern", "//pyext:module otherkern"))
+    r = godlpack("develop", cwd=project, check=False)
+    assert r.returncode == 1 and "the //pyext:module line names the module otherkern, but this build makes mykern" \
+        in r.stderr, r.stderr
     print(f"lifecycle: {time.monotonic() - t0:.1f} s")
 
 

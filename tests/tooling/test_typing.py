@@ -85,11 +85,12 @@ def test_mypy_strict_reads_the_installed_stub(tmp_path):
         assert want in bad.stdout, bad.stdout
 
 
-def test_a_bad_default_fails_the_import_naming_it(tmp_path):
+def test_a_bad_default_fails_the_build_and_the_import_naming_it(tmp_path):
     """pyext.Args checks defaults against the Go parameter types when the
-    module is defined: the import fails with ImportError naming the
-    function, the parameter and the default (a project of `godlpack new`
-    with one directive's default changed)."""
+    module is defined: the build, which loads what it built for its stub,
+    fails with one line naming the function, the parameter and the default
+    (a project of `godlpack new` with one directive's default changed), and
+    so would the import (ImportError), of a library built anyway."""
     import sysconfig
 
     from godlpack import scaffold
@@ -102,8 +103,11 @@ def test_a_bad_default_fails_the_import_naming_it(tmp_path):
     out = tmp_path / ("badkw" + sysconfig.get_config_var("EXT_SUFFIX"))
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), str(out), "."],
                        cwd=project, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    want = "badkw.scale: pyext.Args: default a='two': not a float literal"
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"the module's definition fails, as its import would (ImportError): {want}"), r.stderr
     r = subprocess.run([sys.executable, "-c", "import badkw"], env=dict(os.environ, PYTHONPATH=str(tmp_path)),
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 1
-    assert "ImportError: badkw.scale: pyext.Args: default a='two': not a float literal" in r.stderr, r.stderr
+    assert f"ImportError: {want}" in r.stderr, r.stderr

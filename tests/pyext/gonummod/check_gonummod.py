@@ -50,6 +50,9 @@ def test_matvec_and_mul_match_numpy_on_typed_and_reflection_paths():
     for f in (g.matvec, g.matvec_refl):
         y = np.from_dlpack(f(m, x))
         assert y.shape == (4,) and np.allclose(y, m @ x)
+        # Buffers too, as the stub says (SupportsDLPack | Buffer): a memoryview of each.
+        y = np.from_dlpack(f(memoryview(m), memoryview(x)))
+        assert np.allclose(y, m @ x)
     b = rng.standard_normal((3, 5))
     c = np.from_dlpack(g.mul(m, b))
     assert c.shape == (4, 5) and np.allclose(c, m @ b)
