@@ -6,8 +6,9 @@
 # (mk/wheels.sh, mk/qemu-arm64.sh). `make wheels-ci` (CI): BASEPYTHON's
 # version, x86-64 only, the demo and the tests that must hold against an
 # installed wheel rather than the source tree (test_scaffold.py failed there).
-# Beside them, `make wheels-foreign`: win_amd64, macosx_12_0_arm64 and
-# macosx_12_0_x86_64 wheels for every CPython each target has headers for
+# Beside them, `make wheels-foreign`: win_amd64, macosx_12_0_arm64,
+# macosx_12_0_x86_64 and macosx_12_0_universal2 (3.13, 3.14) wheels for every
+# CPython each target has headers for
 # (tools/crosswheel.py; built and statically checked, not run: docs/install.md).
 WHEELS_OUT ?= dist/wheels
 .PHONY: wheels wheels-ci wheels-foreign
