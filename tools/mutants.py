@@ -321,6 +321,17 @@ MUTANTS = [
            "  int npos = fn->kwonly - off; /* how many may be positional */", "  int npos = np;", DECLMOD),
     Mutant("pyextgen: an option naming no parameter passes the generator", "pyext/pyextgen/check.go",
            "\t\t\tif !names[n] {", "\t\t\tif false {", [], [("./pyext/pyextgen", "TestWrongDirectives")]),
+    # --- issue 42 bug 6: a callable released when its call returns (pyext/callable.go) --------------
+    Mutant("callables: released never (held as if kept)", "pyext/callable.go",
+           "\tif cb.kept != nil || cb.active > 0 {\n\t\treturn 0", "\tif true {\n\t\treturn 0", CBMOD),
+    Mutant("callables: an unkept func called after its call reaches Python", "pyext/callable.go",
+           "\tif cb.obj == 0 || cb.ended && cb.kept == nil {", "\tif cb.obj == 0 {", CBMOD),
+    Mutant("callables: a goroutine's last call never releases", "pyext/callable.go",
+           "\tif cb.active == 0 && cb.ended && cb.kept == nil {", "\tif false {", CBMOD),
+    Mutant("callables: the call's end never marks its callables", "pyext/callable.go",
+           "\tif !cb.ended && cb.kept == nil {", "\tif false {", CBMOD),
+    Mutant("callables: the end-of-call hook skipped", "pyext/call.go",
+           "\tif hasCallables(&f.c.sig, len(ins)) {", "\tif false && hasCallables(&f.c.sig, len(ins)) {", CBMOD),
 ]
 
 

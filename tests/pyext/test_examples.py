@@ -27,6 +27,8 @@ def test_vecmath_builds_and_passes_its_tests(tmp_path, vecmath_path):
 def test_vecmath_gpu_arguments_with_the_stand_in_driver(tmp_path, vecmath_path):
     """vecmath's tests of arrays on a device, with a CUDA driver loaded (the
     stand-in, tests/runtime/fakecuda): the host synchronises only memory it reads."""
+    if os.path.join(ROOT, "tests", "runtime") not in sys.path:  # the stand-in's package, when tests/pyext runs alone
+        sys.path.insert(0, os.path.join(ROOT, "tests", "runtime"))
     from fakecuda import driver
 
     lib = driver.build(str(tmp_path))
