@@ -386,9 +386,16 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   return typed ? slice_arg(fn, i, t, v) : 0;
 }
 
+/* A scalar or string argument that convert does not take inline: ext_pyobj.c
+ * converts it or words the refusal. Apart, so that the inline cases build no
+ * gdl_where. */
+static __attribute__((noinline)) int value_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
+  gdl_where w = {fn->name, i + 1, 0, -1, NULL, 0};
+  return gdl_value_from(fn->sig[i], fn->elem[i], obj, v, &w);
+}
+
 static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   gdl_value* v = &a->v[i];
-  gdl_where w = {fn->name, i + 1, 0, -1, NULL, 0};
   if (fn->elem[i].opt) { /* a *T: None is nil (pointers.go) */
     v->none = obj == Py_None;
     if (v->none) return 0;
@@ -402,7 +409,7 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
           return 0;
         }
       }
-      return gdl_value_from(GDL_V_FLOAT, fn->elem[i], obj, v, &w);
+      return value_arg(fn, i, obj, v);
     case GDL_V_INT:
       if (PyLong_CheckExact(obj)) {
         int overflow, bits = fn->elem[i].bits ? fn->elem[i].bits : 64;
@@ -412,11 +419,11 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
           return 0;
         }
       }
-      return gdl_value_from(GDL_V_INT, fn->elem[i], obj, v, &w);
+      return value_arg(fn, i, obj, v);
     case GDL_V_UINT:
     case GDL_V_BOOL:
     case GDL_V_STR:
-      return gdl_value_from(fn->sig[i], fn->elem[i], obj, v, &w);
+      return value_arg(fn, i, obj, v);
     case GDL_V_ARRAY:
       return array_arg(fn, i, obj, a);
     case GDL_V_OBJ:
@@ -435,6 +442,7 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
       return 0;
     case GDL_V_LIST:
     case GDL_V_DICT: {
+      gdl_where w = {fn->name, i + 1, 0, -1, NULL, 0};
       int r = fn->sig[i] == GDL_V_LIST ? gdl_list_arg(fn->elem[i], obj, v, &a->held[i], &w)
                                        : gdl_dict_arg(fn->elem[i], obj, v, &a->held[i], &w);
       if (r == 0) {
@@ -769,7 +777,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
   int serial = !fn->release_gil;
 #endif
   memset(a.how, ARG_NONE, sizeof a.how); /* a constant size: one store (per parameter, gcc made it a memset call) */
-  for (int i = 0; i < fn->nparams; i++) { /* what Go reads of any argument (arraySpans): no memset call */
+  for (int i = 0; !fn->scalar && i < fn->nparams; i++) { /* what Go reads of any argument (arraySpans): no memset call */
     a.v[i].p = NULL;
     a.v[i].data = NULL;
     a.v[i].versioned = 0;
@@ -806,8 +814,24 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
   return go_call(fn, &a);
 }
 
-/* Interns fn's parameter names (once: the descriptor is shared by modules). */
+/* Whether Go reads nothing of fn's arguments but their own values: numbers,
+ * bools and objects of Go classes in, no array out (arraySpans reads every
+ * argument's array fields then). */
+static int scalar_only(const gdl_fn* fn) {
+  for (int i = 0; i < fn->nparams; i++) {
+    char k = fn->sig[i];
+    if (k != GDL_V_FLOAT && k != GDL_V_INT && k != GDL_V_UINT && k != GDL_V_BOOL && k != GDL_V_OBJ) return 0;
+  }
+  for (int i = 0; i < fn->nresults; i++) {
+    if (fn->kinds[i] == GDL_V_ARRAY) return 0;
+  }
+  return 1;
+}
+
+/* Interns fn's parameter names (once: the descriptor is shared by modules),
+ * and notes whether its arguments are all scalars (gdl_fn's scalar). */
 int gdl_fn_intern_names(gdl_fn* fn) {
+  fn->scalar = scalar_only(fn);
   for (int i = 0; fn->named && i < fn->nparams; i++) {
     if (fn->pynames[i] != NULL || fn->names[i] == NULL) continue;
     PyObject* s = PyUnicode_InternFromString(fn->names[i]);

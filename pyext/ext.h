@@ -151,6 +151,10 @@ typedef struct {
    * "/"); kwonly: those from it on keyword-only (Args' "*"; nparams: none). */
   int named;
   int self;
+  /* 1: every parameter a number, bool or object of a Go class, no array
+   * result: gdl_call_fn clears none of the arguments' other fields (set
+   * where the names are interned). */
+  int scalar;
   int posonly;
   int kwonly;
   const char* names[GDL_MAX_PARAMS];

@@ -37,9 +37,21 @@ func Func1[A, R any](fn func(A) R) Typed {
 		if err != nil {
 			return nil, typedErr("result", 1, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec()}
+		if ca.at == restValue { // every argument at rest in C's value (restOf)
+			oa := ca.off + 0*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(p, oa)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -52,8 +64,9 @@ func Func1[A, R any](fn func(A) R) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
@@ -82,9 +95,21 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 		if err != nil {
 			return nil, typedErr("result", 1, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec()}
+		if ca.at == restValue && cb.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -97,13 +122,13 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -116,8 +141,9 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
@@ -150,9 +176,21 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 		if err != nil {
 			return nil, typedErr("result", 1, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -165,13 +203,13 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -184,13 +222,13 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -203,8 +241,9 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
@@ -241,9 +280,21 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 		if err != nil {
 			return nil, typedErr("result", 1, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -256,13 +307,13 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -275,13 +326,13 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -294,13 +345,13 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -313,8 +364,9 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
@@ -355,9 +407,21 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 		if err != nil {
 			return nil, typedErr("result", 1, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -370,13 +434,13 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -389,13 +453,13 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -408,13 +472,13 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -427,13 +491,13 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -446,8 +510,9 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
@@ -492,9 +557,21 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 		if err != nil {
 			return nil, typedErr("result", 1, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -507,13 +584,13 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -526,13 +603,13 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -545,13 +622,13 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -564,13 +641,13 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -583,13 +660,13 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -602,8 +679,9 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
@@ -652,9 +730,21 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 		if err != nil {
 			return nil, typedErr("result", 1, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -667,13 +757,13 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -686,13 +776,13 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -705,13 +795,13 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -724,13 +814,13 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -743,13 +833,13 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -762,13 +852,13 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -781,8 +871,9 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
@@ -835,9 +926,21 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 		if err != nil {
 			return nil, typedErr("result", 1, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)), *(*H)(unsafe.Add(p, oh)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -850,13 +953,13 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -869,13 +972,13 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -888,13 +991,13 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -907,13 +1010,13 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -926,13 +1029,13 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -945,13 +1048,13 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -964,13 +1067,13 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
-			var th H
-			h := &th
+			var h *H
 			switch ch.at { // restOf
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
@@ -983,8 +1086,9 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 					h = (*H)(hp)
 				}
 			}
-			if h == &th {
-				if err := ch.into(&in[7], name, 7, &th); err != nil {
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
 					return 0, err
 				}
 			}
@@ -1030,9 +1134,24 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 		if err != nil || rc.isErr {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec()}
+		if ca.at == restValue { // every argument at rest in C's value (restOf)
+			oa := ca.off + 0*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(p, oa)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -1045,8 +1164,9 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
@@ -1078,9 +1198,24 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 		if err != nil || rc.isErr {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec()}
+		if ca.at == restValue && cb.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -1093,13 +1228,13 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -1112,8 +1247,9 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
@@ -1149,9 +1285,24 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 		if err != nil || rc.isErr {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -1164,13 +1315,13 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -1183,13 +1334,13 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -1202,8 +1353,9 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
@@ -1243,9 +1395,24 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 		if err != nil || rc.isErr {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -1258,13 +1425,13 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -1277,13 +1444,13 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -1296,13 +1463,13 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -1315,8 +1482,9 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
@@ -1360,9 +1528,24 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 		if err != nil || rc.isErr {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -1375,13 +1558,13 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -1394,13 +1577,13 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -1413,13 +1596,13 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -1432,13 +1615,13 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -1451,8 +1634,9 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
@@ -1500,9 +1684,24 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 		if err != nil || rc.isErr {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -1515,13 +1714,13 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -1534,13 +1733,13 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -1553,13 +1752,13 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -1572,13 +1771,13 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -1591,13 +1790,13 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -1610,8 +1809,9 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
@@ -1663,9 +1863,24 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 		if err != nil || rc.isErr {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -1678,13 +1893,13 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -1697,13 +1912,13 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -1716,13 +1931,13 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -1735,13 +1950,13 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -1754,13 +1969,13 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -1773,13 +1988,13 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -1792,8 +2007,9 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
@@ -1849,9 +2065,24 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 		if err != nil || rc.isErr {
 			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, rc.kind, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)), *(*H)(unsafe.Add(p, oh)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -1864,13 +2095,13 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -1883,13 +2114,13 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -1902,13 +2133,13 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -1921,13 +2152,13 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -1940,13 +2171,13 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -1959,13 +2190,13 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -1978,13 +2209,13 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
-			var th H
-			h := &th
+			var h *H
 			switch ch.at { // restOf
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
@@ -1997,8 +2228,9 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 					h = (*H)(hp)
 				}
 			}
-			if h == &th {
-				if err := ch.into(&in[7], name, 7, &th); err != nil {
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
 					return 0, err
 				}
 			}
@@ -2032,9 +2264,17 @@ func Proc1[A any](fn func(A)) Typed {
 		if err != nil {
 			return nil, typedErr("parameter", 1, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec()}
+		if ca.at == restValue { // every argument at rest in C's value (restOf)
+			oa := ca.off + 0*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(p, oa)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -2047,8 +2287,9 @@ func Proc1[A any](fn func(A)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
@@ -2069,9 +2310,17 @@ func Proc2[A, B any](fn func(A, B)) Typed {
 		if err != nil {
 			return nil, typedErr("parameter", 2, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec()}
+		if ca.at == restValue && cb.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -2084,13 +2333,13 @@ func Proc2[A, B any](fn func(A, B)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -2103,8 +2352,9 @@ func Proc2[A, B any](fn func(A, B)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
@@ -2129,9 +2379,17 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 		if err != nil {
 			return nil, typedErr("parameter", 3, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -2144,13 +2402,13 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -2163,13 +2421,13 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -2182,8 +2440,9 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
@@ -2212,9 +2471,17 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 		if err != nil {
 			return nil, typedErr("parameter", 4, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -2227,13 +2494,13 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -2246,13 +2513,13 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -2265,13 +2532,13 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -2284,8 +2551,9 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
@@ -2318,9 +2586,17 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 		if err != nil {
 			return nil, typedErr("parameter", 5, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -2333,13 +2609,13 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -2352,13 +2628,13 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -2371,13 +2647,13 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -2390,13 +2666,13 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -2409,8 +2685,9 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
@@ -2447,9 +2724,17 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 		if err != nil {
 			return nil, typedErr("parameter", 6, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -2462,13 +2747,13 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -2481,13 +2766,13 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -2500,13 +2785,13 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -2519,13 +2804,13 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -2538,13 +2823,13 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -2557,8 +2842,9 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
@@ -2599,9 +2885,17 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 		if err != nil {
 			return nil, typedErr("parameter", 7, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -2614,13 +2908,13 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -2633,13 +2927,13 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -2652,13 +2946,13 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -2671,13 +2965,13 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -2690,13 +2984,13 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -2709,13 +3003,13 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -2728,8 +3022,9 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
@@ -2774,9 +3069,17 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 		if err != nil {
 			return nil, typedErr("parameter", 8, err)
 		}
-		return newTyped(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, 0, func(in, _ []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				p := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)), *(*H)(unsafe.Add(p, oh)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -2789,13 +3092,13 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -2808,13 +3111,13 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -2827,13 +3130,13 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -2846,13 +3149,13 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -2865,13 +3168,13 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -2884,13 +3187,13 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -2903,13 +3206,13 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
-			var th H
-			h := &th
+			var h *H
 			switch ch.at { // restOf
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
@@ -2922,8 +3225,9 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 					h = (*H)(hp)
 				}
 			}
-			if h == &th {
-				if err := ch.into(&in[7], name, 7, &th); err != nil {
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
 					return 0, err
 				}
 			}
@@ -2973,8 +3277,7 @@ func Func1R2[A, R1, R2 any](fn func(A) (R1, R2)) Typed {
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -2987,8 +3290,9 @@ func Func1R2[A, R1, R2 any](fn func(A) (R1, R2)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
@@ -3024,8 +3328,7 @@ func Func2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2)) Typed {
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -3038,13 +3341,13 @@ func Func2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -3057,8 +3360,9 @@ func Func2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
@@ -3098,8 +3402,7 @@ func Func3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2)) Typed {
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -3112,13 +3415,13 @@ func Func3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -3131,13 +3434,13 @@ func Func3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -3150,8 +3453,9 @@ func Func3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
@@ -3195,8 +3499,7 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -3209,13 +3512,13 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -3228,13 +3531,13 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -3247,13 +3550,13 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -3266,8 +3569,9 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
@@ -3315,8 +3619,7 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -3329,13 +3632,13 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -3348,13 +3651,13 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -3367,13 +3670,13 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -3386,13 +3689,13 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -3405,8 +3708,9 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
@@ -3458,8 +3762,7 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -3472,13 +3775,13 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -3491,13 +3794,13 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -3510,13 +3813,13 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -3529,13 +3832,13 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -3548,13 +3851,13 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -3567,8 +3870,9 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
@@ -3624,8 +3928,7 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -3638,13 +3941,13 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -3657,13 +3960,13 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -3676,13 +3979,13 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -3695,13 +3998,13 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -3714,13 +4017,13 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -3733,13 +4036,13 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -3752,8 +4055,9 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
@@ -3813,8 +4117,7 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -3827,13 +4130,13 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -3846,13 +4149,13 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -3865,13 +4168,13 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -3884,13 +4187,13 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -3903,13 +4206,13 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -3922,13 +4225,13 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -3941,13 +4244,13 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
-			var th H
-			h := &th
+			var h *H
 			switch ch.at { // restOf
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
@@ -3960,8 +4263,9 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 					h = (*H)(hp)
 				}
 			}
-			if h == &th {
-				if err := ch.into(&in[7], name, 7, &th); err != nil {
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
 					return 0, err
 				}
 			}
@@ -4020,8 +4324,7 @@ func FuncE1R2[A, R1, R2 any](fn func(A) (R1, R2, error)) Typed {
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -4034,8 +4337,9 @@ func FuncE1R2[A, R1, R2 any](fn func(A) (R1, R2, error)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
@@ -4074,8 +4378,7 @@ func FuncE2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2, error)) Typed {
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -4088,13 +4391,13 @@ func FuncE2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2, error)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -4107,8 +4410,9 @@ func FuncE2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2, error)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
@@ -4151,8 +4455,7 @@ func FuncE3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2, error)) Typed {
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -4165,13 +4468,13 @@ func FuncE3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2, error)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -4184,13 +4487,13 @@ func FuncE3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2, error)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -4203,8 +4506,9 @@ func FuncE3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2, error)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
@@ -4251,8 +4555,7 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -4265,13 +4568,13 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -4284,13 +4587,13 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -4303,13 +4606,13 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -4322,8 +4625,9 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
@@ -4374,8 +4678,7 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -4388,13 +4691,13 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -4407,13 +4710,13 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -4426,13 +4729,13 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -4445,13 +4748,13 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -4464,8 +4767,9 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
@@ -4520,8 +4824,7 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -4534,13 +4837,13 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -4553,13 +4856,13 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -4572,13 +4875,13 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -4591,13 +4894,13 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -4610,13 +4913,13 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -4629,8 +4932,9 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
@@ -4689,8 +4993,7 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -4703,13 +5006,13 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -4722,13 +5025,13 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -4741,13 +5044,13 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -4760,13 +5063,13 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -4779,13 +5082,13 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -4798,13 +5101,13 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -4817,8 +5120,9 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
@@ -4881,8 +5185,7 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 			return nil, typedErr("result", 2, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, []byte{rc1.kind, rc2.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -4895,13 +5198,13 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -4914,13 +5217,13 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -4933,13 +5236,13 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -4952,13 +5255,13 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -4971,13 +5274,13 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -4990,13 +5293,13 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -5009,13 +5312,13 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
-			var th H
-			h := &th
+			var h *H
 			switch ch.at { // restOf
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
@@ -5028,8 +5331,9 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 					h = (*H)(hp)
 				}
 			}
-			if h == &th {
-				if err := ch.into(&in[7], name, 7, &th); err != nil {
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
 					return 0, err
 				}
 			}
@@ -5099,8 +5403,7 @@ func Func1R3[A, R1, R2, R3 any](fn func(A) (R1, R2, R3)) Typed {
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -5113,8 +5416,9 @@ func Func1R3[A, R1, R2, R3 any](fn func(A) (R1, R2, R3)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
@@ -5157,8 +5461,7 @@ func Func2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3)) Typed {
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -5171,13 +5474,13 @@ func Func2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -5190,8 +5493,9 @@ func Func2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
@@ -5238,8 +5542,7 @@ func Func3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3)) Typed {
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -5252,13 +5555,13 @@ func Func3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -5271,13 +5574,13 @@ func Func3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -5290,8 +5593,9 @@ func Func3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3)) Typed {
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
@@ -5342,8 +5646,7 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -5356,13 +5659,13 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -5375,13 +5678,13 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -5394,13 +5697,13 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -5413,8 +5716,9 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
@@ -5469,8 +5773,7 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -5483,13 +5786,13 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -5502,13 +5805,13 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -5521,13 +5824,13 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -5540,13 +5843,13 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -5559,8 +5862,9 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
@@ -5619,8 +5923,7 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -5633,13 +5936,13 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -5652,13 +5955,13 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -5671,13 +5974,13 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -5690,13 +5993,13 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -5709,13 +6012,13 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -5728,8 +6031,9 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
@@ -5792,8 +6096,7 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -5806,13 +6109,13 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -5825,13 +6128,13 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -5844,13 +6147,13 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -5863,13 +6166,13 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -5882,13 +6185,13 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -5901,13 +6204,13 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -5920,8 +6223,9 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
@@ -5988,8 +6292,7 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -6002,13 +6305,13 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -6021,13 +6324,13 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -6040,13 +6343,13 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -6059,13 +6362,13 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -6078,13 +6381,13 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -6097,13 +6400,13 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -6116,13 +6419,13 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
-			var th H
-			h := &th
+			var h *H
 			switch ch.at { // restOf
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
@@ -6135,8 +6438,9 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 					h = (*H)(hp)
 				}
 			}
-			if h == &th {
-				if err := ch.into(&in[7], name, 7, &th); err != nil {
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
 					return 0, err
 				}
 			}
@@ -6209,8 +6513,7 @@ func FuncE1R3[A, R1, R2, R3 any](fn func(A) (R1, R2, R3, error)) Typed {
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -6223,8 +6526,9 @@ func FuncE1R3[A, R1, R2, R3 any](fn func(A) (R1, R2, R3, error)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
@@ -6270,8 +6574,7 @@ func FuncE2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3, error)) Typed {
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -6284,13 +6587,13 @@ func FuncE2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3, error)) Typed {
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -6303,8 +6606,9 @@ func FuncE2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3, error)) Typed {
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
@@ -6354,8 +6658,7 @@ func FuncE3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3, error)) Typ
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -6368,13 +6671,13 @@ func FuncE3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3, error)) Typ
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -6387,13 +6690,13 @@ func FuncE3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3, error)) Typ
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -6406,8 +6709,9 @@ func FuncE3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3, error)) Typ
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
@@ -6461,8 +6765,7 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -6475,13 +6778,13 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -6494,13 +6797,13 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -6513,13 +6816,13 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -6532,8 +6835,9 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
@@ -6591,8 +6895,7 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -6605,13 +6908,13 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -6624,13 +6927,13 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -6643,13 +6946,13 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -6662,13 +6965,13 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -6681,8 +6984,9 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
@@ -6744,8 +7048,7 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -6758,13 +7061,13 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -6777,13 +7080,13 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -6796,13 +7099,13 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -6815,13 +7118,13 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -6834,13 +7137,13 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -6853,8 +7156,9 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
@@ -6920,8 +7224,7 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -6934,13 +7237,13 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -6953,13 +7256,13 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -6972,13 +7275,13 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -6991,13 +7294,13 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -7010,13 +7313,13 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -7029,13 +7332,13 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -7048,8 +7351,9 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
@@ -7119,8 +7423,7 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 			return nil, typedErr("result", 3, err)
 		}
 		return newTypedTuple(name, doc, opts, []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec()}, []byte{rc1.kind, rc2.kind, rc3.kind}, func(in, out []cValue, name string) (int, error) {
-			var ta A
-			a := &ta
+			var a *A
 			switch ca.at { // restOf
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
@@ -7133,13 +7436,13 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 					a = (*A)(hp)
 				}
 			}
-			if a == &ta {
-				if err := ca.into(&in[0], name, 0, &ta); err != nil {
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
 					return 0, err
 				}
 			}
-			var tb B
-			b := &tb
+			var b *B
 			switch cb.at { // restOf
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
@@ -7152,13 +7455,13 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 					b = (*B)(hp)
 				}
 			}
-			if b == &tb {
-				if err := cb.into(&in[1], name, 1, &tb); err != nil {
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
 					return 0, err
 				}
 			}
-			var tc C
-			c := &tc
+			var c *C
 			switch cc.at { // restOf
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
@@ -7171,13 +7474,13 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 					c = (*C)(hp)
 				}
 			}
-			if c == &tc {
-				if err := cc.into(&in[2], name, 2, &tc); err != nil {
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
 					return 0, err
 				}
 			}
-			var td D
-			d := &td
+			var d *D
 			switch cd.at { // restOf
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
@@ -7190,13 +7493,13 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 					d = (*D)(hp)
 				}
 			}
-			if d == &td {
-				if err := cd.into(&in[3], name, 3, &td); err != nil {
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
 					return 0, err
 				}
 			}
-			var te E
-			e := &te
+			var e *E
 			switch ce.at { // restOf
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
@@ -7209,13 +7512,13 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 					e = (*E)(hp)
 				}
 			}
-			if e == &te {
-				if err := ce.into(&in[4], name, 4, &te); err != nil {
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
 					return 0, err
 				}
 			}
-			var tf F
-			f := &tf
+			var f *F
 			switch cf.at { // restOf
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
@@ -7228,13 +7531,13 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 					f = (*F)(hp)
 				}
 			}
-			if f == &tf {
-				if err := cf.into(&in[5], name, 5, &tf); err != nil {
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
 					return 0, err
 				}
 			}
-			var tg G
-			g := &tg
+			var g *G
 			switch cg.at { // restOf
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
@@ -7247,13 +7550,13 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 					g = (*G)(hp)
 				}
 			}
-			if g == &tg {
-				if err := cg.into(&in[6], name, 6, &tg); err != nil {
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
 					return 0, err
 				}
 			}
-			var th H
-			h := &th
+			var h *H
 			switch ch.at { // restOf
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
@@ -7266,8 +7569,9 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 					h = (*H)(hp)
 				}
 			}
-			if h == &th {
-				if err := ch.into(&in[7], name, 7, &th); err != nil {
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
 					return 0, err
 				}
 			}

@@ -134,13 +134,23 @@ func wrapper(b *bytes.Buffer, n, kind int) {
 	if n == 0 && kind == noResult {
 		inArg = "_"
 	}
+	if n > 0 {
+		fmt.Fprintf(b, "\t\tspecs := %s\n", specList)
+		specList = "specs"
+		restClosure(b, ps, lower, kind, resKind, outName)
+	}
 	fmt.Fprintf(b, "\t\treturn newTyped(name, doc, opts, %s, %s, func(%s, %s []cValue, %s string) (int, error) {\n", specList, resKind, inArg, outName, inName)
 	convertArgs(b, ps, lower)
 	derefs := make([]string, n)
 	for i, l := range lower {
 		derefs[i] = "*" + l
 	}
-	call := "fn(" + strings.Join(derefs, ", ") + ")"
+	callAndReturn(b, "fn("+strings.Join(derefs, ", ")+")", kind)
+	b.WriteString("\t\t})\n\t}}\n}\n\n")
+}
+
+// callAndReturn writes the call of a wrapper's function and its return.
+func callAndReturn(b *bytes.Buffer, call string, kind int) {
 	switch kind {
 	case value:
 		fmt.Fprintf(b, "\t\t\tr := %s\n%s", call, putRes)
@@ -149,7 +159,32 @@ func wrapper(b *bytes.Buffer, n, kind int) {
 	case noResult:
 		fmt.Fprintf(b, "\t\t\t%s\n\t\t\treturn 0, nil\n", call)
 	}
-	b.WriteString("\t\t})\n\t}}\n}\n\n")
+}
+
+// restClosure writes the wrapper for when every argument's value lies in C's
+// memory (restValue: float64, int64, int): the function is passed them from
+// there, at offsets fixed when it is defined, with no test per argument and
+// no bounds check (C passes nparams values).
+func restClosure(b *bytes.Buffer, ps, lower []string, kind int, resKind, outName string) {
+	conds, offs, vals, derefs := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
+	for i, l := range lower {
+		conds[i] = "c" + l + ".at == restValue"
+		offs[i] = "o" + l
+		vals[i] = fmt.Sprintf("c%s.off+%d*unsafe.Sizeof(cValue{})", l, i)
+		derefs[i] = fmt.Sprintf("*(*%s)(unsafe.Add(p, o%s))", ps[i], l)
+	}
+	fmt.Fprintf(b, "\t\tif %s { // every argument at rest in C's value (restOf)\n", strings.Join(conds, " && "))
+	fmt.Fprintf(b, "\t\t\t%s := %s\n", strings.Join(offs, ", "), strings.Join(vals, ", "))
+	fmt.Fprintf(b, "\t\t\treturn newTyped(name, doc, opts, specs, %s, func(in, %s []cValue, _ string) (int, error) {\n", resKind, outName)
+	b.WriteString("\t\t\t\tp := unsafe.Pointer(unsafe.SliceData(in))\n")
+	var inner bytes.Buffer
+	callAndReturn(&inner, "fn("+strings.Join(derefs, ", ")+")", kind)
+	for _, line := range strings.SplitAfter(inner.String(), "\n") {
+		if line != "" {
+			b.WriteString("\t" + line) // one level deeper than the general closure's
+		}
+	}
+	b.WriteString("\t\t\t})\n\t\t}\n")
 }
 
 // convertArgs writes the conversion of each argument into a, b, ...: taken
@@ -157,11 +192,13 @@ func wrapper(b *bytes.Buffer, n, kind int) {
 func convertArgs(b *bytes.Buffer, ps, lower []string) {
 	for i := range ps {
 		l := lower[i]
-		fmt.Fprintf(b, "\t\t\tvar t%s %s\n\t\t\t%s := &t%s\n", l, ps[i], l, l)
+		fmt.Fprintf(b, "\t\t\tvar %s *%s\n", l, ps[i])
 		fmt.Fprintf(b, "\t\t\tswitch c%s.at { // restOf\n\t\t\tcase restValue:\n\t\t\t\t%s = (*%s)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off))\n", l, l, ps[i], i, l)
 		fmt.Fprintf(b, "\t\t\tcase restPointer:\n\t\t\t\tif p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off)); p != nil {\n\t\t\t\t\t%s = (*%s)(p)\n\t\t\t\t}\n", i, l, l, ps[i])
 		fmt.Fprintf(b, "\t\t\tcase restHeader:\n\t\t\t\tif hp := unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off); *(*unsafe.Pointer)(hp) != nil {\n\t\t\t\t\t%s = (*%s)(hp)\n\t\t\t\t}\n\t\t\t}\n", i, l, l, ps[i])
-		fmt.Fprintf(b, "\t\t\tif %s == &t%s {\n\t\t\t\tif err := c%s.into(&in[%d], name, %d, &t%s); err != nil {\n\t\t\t\t\treturn 0, err\n\t\t\t\t}\n\t\t\t}\n", l, l, l, i, i, l)
+		// Zeroed only when converted: a Tensor at rest costs no zeroing of a
+		// temporary (new does not escape: into keeps no pointer to it).
+		fmt.Fprintf(b, "\t\t\tif %s == nil {\n\t\t\t\t%s = new(%s)\n\t\t\t\tif err := c%s.into(&in[%d], name, %d, %s); err != nil {\n\t\t\t\t\treturn 0, err\n\t\t\t\t}\n\t\t\t}\n", l, l, ps[i], l, i, i, l)
 	}
 }
 
