@@ -324,8 +324,6 @@ MUTANTS = [
     # --- issue 42 bug 6: a callable released when its call returns (pyext/callable.go) --------------
     Mutant("callables: released never (held as if kept)", "pyext/callable.go",
            "\tif cb.kept != nil || cb.active > 0 {\n\t\treturn 0", "\tif true {\n\t\treturn 0", CBMOD),
-    Mutant("callables: an unkept func called after its call reaches Python", "pyext/callable.go",
-           "\tif cb.obj == 0 || cb.ended && cb.kept == nil {", "\tif cb.obj == 0 {", CBMOD),
     Mutant("callables: a goroutine's last call never releases", "pyext/callable.go",
            "\tif cb.active == 0 && cb.ended && cb.kept == nil {", "\tif false {", CBMOD),
     Mutant("callables: the call's end never marks its callables", "pyext/callable.go",
