@@ -1,5 +1,8 @@
 package pyext
 
+// restcall_test.go: the typed wrappers pass arguments from C's values in
+// order, at rest or converted (typed_gen.go's two closures).
+
 import (
 	"testing"
 	"unsafe"

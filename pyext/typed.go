@@ -117,6 +117,7 @@ const (
 	restValue                   // at off in the gdl_value
 	restPointer                 // at the pointer at off in the gdl_value, unless NULL
 	restHeader                  // a slice's header at off in the gdl_value, unless its pointer is NULL (empty)
+	restBytes                   // results: a []byte, which putBytes writes (typed_gen.go calls it directly)
 )
 
 // into converts argument i (v) into *dst, which the typed wrappers keep on
@@ -264,7 +265,7 @@ func resOf[R any]() (resConv[R], error) {
 			return nil
 		}}, nil
 	case []byte: // bytesresult.go, without reflection
-		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
+		return resConv[R]{kind: r.kind, at: restBytes, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error {
 			return putBytes(as[[]byte](x), v)
 		}}, nil
 	case complex128, complex64, time.Duration, time.Time: // values.go's, without reflection's boxing
@@ -318,6 +319,15 @@ func arraySpans(in []C.gdl_value) []span {
 		}
 	}
 	return out
+}
+
+// putBytesResult writes a []byte result (resConv.at restBytes), which
+// typed_gen.go calls with no call through put.
+func putBytesResult(b []byte, out []C.gdl_value) (int, error) {
+	if err := putBytes(b, &out[0]); err != nil {
+		return 0, err
+	}
+	return 1, nil
 }
 
 // putResult converts one result; an error result is returned, not written.

@@ -21,6 +21,9 @@ func Func0[R any](fn func() R) Typed {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -46,6 +49,9 @@ func Func1[A, R any](fn func(A) R) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -74,6 +80,9 @@ func Func1[A, R any](fn func(A) R) Typed {
 			if rc.at == restValue {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
 		})
@@ -104,6 +113,9 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -152,6 +164,9 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -185,6 +200,9 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -252,6 +270,9 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -289,6 +310,9 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -375,6 +399,9 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -416,6 +443,9 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -521,6 +551,9 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -566,6 +599,9 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -690,6 +726,9 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -739,6 +778,9 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -882,6 +924,9 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -935,6 +980,9 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -1097,6 +1145,9 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -1117,6 +1168,9 @@ func FuncE0[R any](fn func() (R, error)) Typed {
 			if rc.at == restValue {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
 		})
@@ -1146,6 +1200,9 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -1177,6 +1234,9 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 			if rc.at == restValue {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
 		})
@@ -1210,6 +1270,9 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -1261,6 +1324,9 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -1297,6 +1363,9 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -1367,6 +1436,9 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -1407,6 +1479,9 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -1496,6 +1571,9 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -1540,6 +1618,9 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -1648,6 +1729,9 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -1696,6 +1780,9 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -1823,6 +1910,9 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -1875,6 +1965,9 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -2021,6 +2114,9 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
 			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
 			return putResult(rc, r, out, in)
 		})
 	}}
@@ -2077,6 +2173,9 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
 			})
@@ -2241,6 +2340,9 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			if rc.at == restValue {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
 		})

@@ -64,8 +64,10 @@ func Source() []byte {
 }
 
 // putRes ends a wrapper: a float64, int64 or int result stored in C's
-// value with no call (resConv.at), any other converted by putResult.
-const putRes = "\t\t\tif rc.at == restValue {\n\t\t\t\t*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r\n\t\t\t\treturn 1, nil\n\t\t\t}\n\t\t\treturn putResult(rc, r, out, in)\n"
+// value with no call (resConv.at), a []byte written by putBytesResult with
+// no call through a func value, any other converted by putResult.
+const putRes = "\t\t\tif rc.at == restValue {\n\t\t\t\t*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r\n\t\t\t\treturn 1, nil\n\t\t\t}\n" +
+	"\t\t\tif rc.at == restBytes {\n\t\t\t\treturn putBytesResult(as[[]byte](r), out)\n\t\t\t}\n\t\t\treturn putResult(rc, r, out, in)\n"
 
 // The kinds of wrapper.
 const (
