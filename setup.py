@@ -72,7 +72,8 @@ class BuildPyWithHeaders(build_py):
             os.makedirs(os.path.dirname(out), exist_ok=True)
             shutil.copy(os.path.join(HERE, rel), out)
         os.makedirs(os.path.join(pkg, "_build"), exist_ok=True)
-        for tool in ("godlpack_build.py", "zigcc.py", "crossdeps.py"):  # the backend, its zig targets (release wheels)
+        # the backend, its zig targets (release wheels; cross, fatmacho: Windows/macOS wheels of projects)
+        for tool in ("godlpack_build.py", "zigcc.py", "crossdeps.py", "cross.py", "fatmacho.py"):
             shutil.copy(os.path.join(HERE, "tools", tool), os.path.join(pkg, "_build"))
 
 

