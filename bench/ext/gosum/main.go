@@ -47,7 +47,7 @@ var module = pyext.NewModule("gosum", "Per-call cost probes for bench/ext_bench.
 	Def("add3_typed", pyext.Func3(add3), "add3, typed.").
 	Def("add6", add6, "add6(a, b, c, d, e, f): their sum.").
 	Def("add6_typed", pyext.Func6(add6), "add6, typed.").
-	// Bytes both ways: bytes of 1 KiB into a []byte (zero-copy, a buffer), a []byte result of 1 KiB as bytes (one copy).
+	// Bytes both ways: bytes of 1 KiB into a []byte (zero-copy, read in place), a []byte result of 1 KiB as bytes (one copy).
 	Def("bytes_in", bytesIn, "bytes_in(b): len(b).", pyext.ReadOnlyArgs).
 	Def("bytes_in_typed", pyext.Func1(bytesIn), "bytes_in(b), typed.", pyext.ReadOnlyArgs).
 	Def("bytes_out", bytesOut, "bytes_out(): 1 KiB of bytes.").
