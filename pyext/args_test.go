@@ -137,6 +137,8 @@ func TestClassDefinitionChecks(t *testing.T) {
 		Args("x"), Writes("y"))), `method f: pyext.Writes("y"): no parameter "y" (its parameters are x)`)
 	assert.Contains(t, bad(NewClass[struct{ c2 int }]("C2", "").Method("f", func(p *struct{ c2 int }, x []float64) {}, "",
 		Writes("self"))), `pyext.Writes("self"): no parameter "self" (its parameters have no names`)
+	assert.Contains(t, bad(NewClass[struct{ c3 int }]("C3", "").Method("f", func(p *struct{ c3 int }, x []float64) {}, "",
+		Args("x"), Writes("self"))), `pyext.Writes("self"): no parameter "self" (its parameters are x)`)
 	assert.Contains(t, bad(NewClass[struct{ d int }]("D", "").Property("p", func(p *struct{ d int }, x int) int { return 0 },
 		nil, "")), "property p: getter")
 	assert.Contains(t, bad(NewClass[struct{ e int }]("E", "").Method("f", func(p *struct{ e int }, x int) {}, "",

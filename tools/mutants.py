@@ -152,8 +152,11 @@ MUTANTS = [
     Mutant("parcopy: a share's last bytes are not staged", "internal/cpython/cuda/parcopy.c",
            "    n -= blocks * 64;\n", "    n = 0;\n", ["tests/runtime/test_fakecuda.py"]),
     # --- Go extensions --------------------------------------------------------------------------
-    Mutant("ext: a method's Convert counts the receiver", "pyext/args.go",
-           "o = shiftArrayOption(o) // arrays.go", "_ = shiftArrayOption", ["tests/pyext/test_examples.py"]),
+    Mutant("ext: a method's option by index counts the receiver", "pyext/options.go",
+           "\t\t\t\ti = v + off", "\t\t\t\ti = v", [], [("./pyext", "TestOptionsByIndexAsBefore")]),
+    Mutant("ext: a method's option by name may name the receiver", "pyext/options.go",
+           "\t\t\t\t\tif have == v && j >= off {", "\t\t\t\t\tif have == v {",
+           [], [("./pyext", "TestClassDefinitionChecks")]),
     Mutant("ext: a second __init__ of a live object is silent", "pyext/ext_class.c",
            "  if (o->handle != 0 || Py_TYPE(self)->tp_dealloc == gdl_obj_dealloc) {",
            "  if (Py_TYPE(self)->tp_dealloc == gdl_obj_dealloc) return 0;\n  if (o->handle != 0) {",
