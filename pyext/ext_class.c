@@ -390,6 +390,39 @@ static int add_special(PyObject* type, const gdl_special* sp) {
   return r;
 }
 
+/* An assignment obj.name = v is no call: its refusal "C.name() argument 1
+ * must be str, not int" becomes "C.name: the value must be str, not int"
+ * (the same exception class, when it is one of Python's plain ones). */
+static void value_not_argument(const char* setter) {
+  if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_OverflowError) &&
+      !PyErr_ExceptionMatches(PyExc_ValueError))
+    return;
+  PyObject *et, *ev, *etb;
+  PyErr_Fetch(&et, &ev, &etb);
+  PyErr_NormalizeException(&et, &ev, &etb);
+  PyObject* msg = ev ? PyObject_Str(ev) : NULL;
+  PyObject* prefix = msg ? PyUnicode_FromFormat("%s() argument 1", setter) : NULL;
+  PyObject* repl = NULL;
+  if (prefix != NULL && (et == PyExc_TypeError || et == PyExc_OverflowError || et == PyExc_ValueError) &&
+      PyUnicode_Tailmatch(msg, prefix, 0, PyUnicode_GET_LENGTH(prefix), -1) == 1) {
+    PyObject* rest = PyUnicode_Substring(msg, PyUnicode_GET_LENGTH(prefix), PyUnicode_GET_LENGTH(msg));
+    if (rest != NULL) repl = PyUnicode_FromFormat("%s: the value%U", setter, rest);
+    Py_XDECREF(rest);
+  }
+  Py_XDECREF(prefix);
+  Py_XDECREF(msg);
+  if (repl == NULL) {
+    PyErr_Clear();
+    PyErr_Restore(et, ev, etb);
+    return;
+  }
+  Py_XDECREF(ev);
+  Py_XDECREF(etb);
+  PyErr_SetObject(et, repl);
+  Py_DECREF(et);
+  Py_DECREF(repl);
+}
+
 static PyObject* prop_get(PyObject* self, void* closure) { return gdl_call_fn(((gdl_prop*)closure)->get, self, NULL, 0, NULL); }
 
 static int prop_set(PyObject* self, PyObject* value, void* closure) {
@@ -403,6 +436,7 @@ static int prop_set(PyObject* self, PyObject* value, void* closure) {
     return -1;
   }
   PyObject* r = gdl_call_fn(p->set, self, &value, 1, NULL);
+  if (r == NULL) value_not_argument(p->set->name);
   Py_XDECREF(r);
   return r == NULL ? -1 : 0;
 }

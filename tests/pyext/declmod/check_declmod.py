@@ -103,6 +103,8 @@ def test_the_class_protocols_and_static_method():
     b.label = "x"
     with pytest.raises(ValueError, match="label: empty"):
         b.label = ""
+    with pytest.raises(TypeError, match=r"^Bag.label: the value must be str, not int$"):
+        b.label = 5  # an assignment, not a call: no "argument 1"
     assert b.label == "x"
     with b as same:
         assert same is b and not b.closed
