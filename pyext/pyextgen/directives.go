@@ -42,6 +42,7 @@ type class struct {
 // pkg is what the directives of one package declare.
 type pkg struct {
 	dir, module, doc string
+	declared         bool // a //pyext:module line
 	freeThreaded     bool
 	hasMain          bool
 	imports          map[string]string // the imports the option expressions need, by name
@@ -182,7 +183,7 @@ func (p *pkg) moduleDirective(lines []string, doc *ast.CommentGroup, pos token.P
 		if len(words) < 2 || !isDotted(words[1]) {
 			return fmt.Errorf("%s: //pyext:module wants the module's Python name (pkg._core for a package's submodule)", pos)
 		}
-		p.module = words[1]
+		p.module, p.declared = words[1], true
 		for _, w := range words[2:] {
 			if w != "free_threaded" {
 				return fmt.Errorf("%s: //pyext:module: unknown flag %q (free_threaded is the one)", pos, w)

@@ -57,7 +57,7 @@ func run(dir string, check bool) error {
 	if len(old) > 0 && !bytes.HasPrefix(old, []byte(header)) {
 		return fmt.Errorf("%s exists and was not written by pyextgen: rename it", path)
 	}
-	if len(p.funcs) == 0 && len(p.classes) == 0 {
+	if len(p.funcs) == 0 && len(p.classes) == 0 && !p.declared { // a //pyext:module alone is a module too
 		if old == nil {
 			return nil
 		}
