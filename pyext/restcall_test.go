@@ -58,3 +58,43 @@ func TestArgumentsNotAllAtRestAreConvertedInOrder(t *testing.T) {
 	_, out := callTyped(t, Func3(func(a float64, b float32, c float64) float64 { return a*100 + float64(b)*10 + c }), in)
 	assert.Equal(t, 123.0, getF(&out[0]))
 }
+
+type arity16 struct{}
+
+// Sixteen parameters (C's GDL_MAX_PARAMS), at rest and converted, in order;
+// a module takes them, a method's receiver counted.
+func TestSixteenParameters(t *testing.T) {
+	in := make([]cValue, 16)
+	for i := range in {
+		setF(&in[i], float64(i+1))
+	}
+	weigh := func(xs ...float64) float64 {
+		s := 0.0
+		for i, x := range xs {
+			s += x * float64(int(1)<<i)
+		}
+		return s
+	}
+	want := 0.0
+	for i := range 16 {
+		want += float64(i+1) * float64(int(1)<<i)
+	}
+	_, out := callTyped(t, Func16(func(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p float64) float64 {
+		return weigh(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p)
+	}), in)
+	assert.Equal(t, want, getF(&out[0]))
+	_, out = callTyped(t, FuncE16(func(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o float64, p float32) (float64, error) {
+		return weigh(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, float64(p)), nil
+	}), in)
+	assert.Equal(t, want, getF(&out[0]))
+	var got float64
+	_, _ = callTyped(t, Proc9(func(a, b, c, d, e, f, g, h float64, i float32) { got = weigh(a, b, c, d, e, f, g, h, float64(i)) }), in)
+	assert.Equal(t, weigh(1, 2, 3, 4, 5, 6, 7, 8, 9), got)
+	cls := NewClass[arity16]("Arity16", "")
+	cls.Method("m15", Func16(func(p *arity16, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o int) int { return o }), "")
+	mod := NewModule("m16", "").Def("f16", Func16(func(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p int) int { return p }), "").Class(cls)
+	require.NoError(t, mod.err)
+	assert.Equal(t, 16, int(mod.funcs[0].c.nparams))
+	assert.Equal(t, "iiiiiiiiiiiiiiii", C_sig(mod.funcs[0]))
+	assert.Contains(t, mod.Stub(), "    def m15(self, arg1: int, arg2: int, arg3: int, arg4: int, arg5: int, arg6: int, arg7: int, arg8: int, arg9: int, arg10: int, arg11: int, arg12: int, arg13: int, arg14: int, arg15: int, /) -> int:")
+}

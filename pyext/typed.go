@@ -29,10 +29,11 @@ import (
 //	Def("scale", pyext.Proc2(scale), "...")         // func([]float32, float32)
 //	Def("add", pyext.FuncE2(add), "...")            // func(x, y []float64) ([]float64, error)
 //
-// FuncN, FuncEN and ProcN exist for N = 0 to 8 parameters (typed_gen.go,
-// written by internal/gen/typed); a method's receiver is its first
-// parameter, so a method takes up to 7 after it: Func3((*Index).Search)
-// wraps func(*Index, []float64, int) R.
+// FuncN, FuncEN and ProcN exist for N = 0 to 16 parameters, the tuple
+// wrappers FuncNRm and FuncENRm for N = 0 to 8 (typed_gen.go, written by
+// internal/gen/typed); a method's receiver is its first parameter, so a
+// method takes up to 15 after it: Func3((*Index).Search) wraps
+// func(*Index, []float64, int) R.
 //
 // Parameter and result types follow Def's rules. A plain function given to
 // Def works the same, through reflection (about 0.5-0.8 µs more per call).

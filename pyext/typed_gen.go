@@ -44,8 +44,8 @@ func Func1[A, R any](fn func(A) R) Typed {
 		if ca.at == restValue { // every argument at rest in C's value (restOf)
 			oa := ca.off + 0*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r := fn(*(*A)(unsafe.Add(p, oa)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)))
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
@@ -62,8 +62,8 @@ func Func1[A, R any](fn func(A) R) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -108,8 +108,8 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 		if ca.at == restValue && cb.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)))
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
@@ -126,8 +126,8 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -145,8 +145,8 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -195,8 +195,8 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)))
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
@@ -213,8 +213,8 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -232,8 +232,8 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -251,8 +251,8 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -305,8 +305,8 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)))
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
@@ -323,8 +323,8 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -342,8 +342,8 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -361,8 +361,8 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -380,8 +380,8 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -438,8 +438,8 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)))
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
@@ -456,8 +456,8 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -475,8 +475,8 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -494,8 +494,8 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -513,8 +513,8 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -532,8 +532,8 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -594,8 +594,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe, of := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)))
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
@@ -612,8 +612,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -631,8 +631,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -650,8 +650,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -669,8 +669,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -688,8 +688,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -707,8 +707,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -773,8 +773,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe, of, og := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)))
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
@@ -791,8 +791,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -810,8 +810,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -829,8 +829,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -848,8 +848,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -867,8 +867,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -886,8 +886,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -905,8 +905,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -975,8 +975,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe, of, og, oh := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)), *(*H)(unsafe.Add(p, oh)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)))
 				if rc.at == restValue {
 					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 					return 1, nil
@@ -993,8 +993,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1012,8 +1012,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1031,8 +1031,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1050,8 +1050,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1069,8 +1069,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1088,8 +1088,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1107,8 +1107,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1126,8 +1126,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
-					h = (*H)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1141,6 +1141,2602 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				}
 			}
 			r := fn(*a, *b, *c, *d, *e, *f, *g, *h)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// Func9 wraps func(A, B, C, D, E, F, G, H, I) R (R may be error).
+func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) R) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			r := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// Func10 wraps func(A, B, C, D, E, F, G, H, I, J) R (R may be error).
+func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H, I, J) R) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			r := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// Func11 wraps func(A, B, C, D, E, F, G, H, I, J, K) R (R may be error).
+func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G, H, I, J, K) R) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			r := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// Func12 wraps func(A, B, C, D, E, F, G, H, I, J, K, L) R (R may be error).
+func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F, G, H, I, J, K, L) R) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			r := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// Func13 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M) R (R may be error).
+func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M) R) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			r := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// Func14 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M, N) R (R may be error).
+func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M, N) R) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		cn, err := argOf[N]()
+		if err != nil {
+			return nil, typedErr("parameter", 14, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec(), cn.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			var n *N
+			switch cn.at { // restOf
+			case restValue:
+				n = (*N)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off)); rp != nil {
+					n = (*N)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
+					n = (*N)(hp)
+				}
+			}
+			if n == nil {
+				n = new(N)
+				if err := cn.into(&in[13], name, 13, n); err != nil {
+					return 0, err
+				}
+			}
+			r := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m, *n)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// Func15 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O) R (R may be error).
+func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O) R) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		cn, err := argOf[N]()
+		if err != nil {
+			return nil, typedErr("parameter", 14, err)
+		}
+		co, err := argOf[O]()
+		if err != nil {
+			return nil, typedErr("parameter", 15, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec(), cn.spec(), co.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			var n *N
+			switch cn.at { // restOf
+			case restValue:
+				n = (*N)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off)); rp != nil {
+					n = (*N)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
+					n = (*N)(hp)
+				}
+			}
+			if n == nil {
+				n = new(N)
+				if err := cn.into(&in[13], name, 13, n); err != nil {
+					return 0, err
+				}
+			}
+			var o *O
+			switch co.at { // restOf
+			case restValue:
+				o = (*O)(unsafe.Add(unsafe.Pointer(&in[14]), co.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[14]), co.off)); rp != nil {
+					o = (*O)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
+					o = (*O)(hp)
+				}
+			}
+			if o == nil {
+				o = new(O)
+				if err := co.into(&in[14], name, 14, o); err != nil {
+					return 0, err
+				}
+			}
+			r := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m, *n, *o)
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// Func16 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P) R (R may be error).
+func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P) R) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		cn, err := argOf[N]()
+		if err != nil {
+			return nil, typedErr("parameter", 14, err)
+		}
+		co, err := argOf[O]()
+		if err != nil {
+			return nil, typedErr("parameter", 15, err)
+		}
+		cp, err := argOf[P]()
+		if err != nil {
+			return nil, typedErr("parameter", 16, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil {
+			return nil, typedErr("result", 1, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec(), cn.spec(), co.spec(), cp.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue && cp.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo, op := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{}), cp.off+15*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)), *(*P)(unsafe.Add(base, op)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			var n *N
+			switch cn.at { // restOf
+			case restValue:
+				n = (*N)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off)); rp != nil {
+					n = (*N)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
+					n = (*N)(hp)
+				}
+			}
+			if n == nil {
+				n = new(N)
+				if err := cn.into(&in[13], name, 13, n); err != nil {
+					return 0, err
+				}
+			}
+			var o *O
+			switch co.at { // restOf
+			case restValue:
+				o = (*O)(unsafe.Add(unsafe.Pointer(&in[14]), co.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[14]), co.off)); rp != nil {
+					o = (*O)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
+					o = (*O)(hp)
+				}
+			}
+			if o == nil {
+				o = new(O)
+				if err := co.into(&in[14], name, 14, o); err != nil {
+					return 0, err
+				}
+			}
+			var p *P
+			switch cp.at { // restOf
+			case restValue:
+				p = (*P)(unsafe.Add(unsafe.Pointer(&in[15]), cp.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[15]), cp.off)); rp != nil {
+					p = (*P)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[15]), cp.off); *(*unsafe.Pointer)(hp) != nil {
+					p = (*P)(hp)
+				}
+			}
+			if p == nil {
+				p = new(P)
+				if err := cp.into(&in[15], name, 15, p); err != nil {
+					return 0, err
+				}
+			}
+			r := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m, *n, *o, *p)
 			if rc.at == restValue {
 				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
 				return 1, nil
@@ -1192,8 +3788,8 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 		if ca.at == restValue { // every argument at rest in C's value (restOf)
 			oa := ca.off + 0*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r, err := fn(*(*A)(unsafe.Add(p, oa)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)))
 				if err != nil {
 					return 0, err
 				}
@@ -1213,8 +3809,8 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1262,8 +3858,8 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 		if ca.at == restValue && cb.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)))
 				if err != nil {
 					return 0, err
 				}
@@ -1283,8 +3879,8 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1302,8 +3898,8 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1355,8 +3951,8 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)))
 				if err != nil {
 					return 0, err
 				}
@@ -1376,8 +3972,8 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1395,8 +3991,8 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1414,8 +4010,8 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1471,8 +4067,8 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)))
 				if err != nil {
 					return 0, err
 				}
@@ -1492,8 +4088,8 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1511,8 +4107,8 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1530,8 +4126,8 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1549,8 +4145,8 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1610,8 +4206,8 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)))
 				if err != nil {
 					return 0, err
 				}
@@ -1631,8 +4227,8 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1650,8 +4246,8 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1669,8 +4265,8 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1688,8 +4284,8 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1707,8 +4303,8 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1772,8 +4368,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe, of := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)))
 				if err != nil {
 					return 0, err
 				}
@@ -1793,8 +4389,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1812,8 +4408,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1831,8 +4427,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1850,8 +4446,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1869,8 +4465,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1888,8 +4484,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1957,8 +4553,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe, of, og := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)))
 				if err != nil {
 					return 0, err
 				}
@@ -1978,8 +4574,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -1997,8 +4593,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2016,8 +4612,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2035,8 +4631,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2054,8 +4650,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2073,8 +4669,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2092,8 +4688,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2165,8 +4761,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe, of, og, oh := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				r, err := fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)), *(*H)(unsafe.Add(p, oh)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)))
 				if err != nil {
 					return 0, err
 				}
@@ -2186,8 +4782,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2205,8 +4801,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2224,8 +4820,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2243,8 +4839,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2262,8 +4858,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2281,8 +4877,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2300,8 +4896,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2319,8 +4915,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
-					h = (*H)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2334,6 +4930,2650 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				}
 			}
 			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h)
+			if err != nil {
+				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// FuncE9 wraps func(A, B, C, D, E, F, G, H, I) (R, error).
+func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) (R, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil || rc.isErr {
+			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i)
+			if err != nil {
+				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// FuncE10 wraps func(A, B, C, D, E, F, G, H, I, J) (R, error).
+func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H, I, J) (R, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil || rc.isErr {
+			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j)
+			if err != nil {
+				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// FuncE11 wraps func(A, B, C, D, E, F, G, H, I, J, K) (R, error).
+func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G, H, I, J, K) (R, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil || rc.isErr {
+			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k)
+			if err != nil {
+				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// FuncE12 wraps func(A, B, C, D, E, F, G, H, I, J, K, L) (R, error).
+func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F, G, H, I, J, K, L) (R, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil || rc.isErr {
+			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l)
+			if err != nil {
+				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// FuncE13 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M) (R, error).
+func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M) (R, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil || rc.isErr {
+			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m)
+			if err != nil {
+				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// FuncE14 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M, N) (R, error).
+func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M, N) (R, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		cn, err := argOf[N]()
+		if err != nil {
+			return nil, typedErr("parameter", 14, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil || rc.isErr {
+			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec(), cn.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			var n *N
+			switch cn.at { // restOf
+			case restValue:
+				n = (*N)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off)); rp != nil {
+					n = (*N)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
+					n = (*N)(hp)
+				}
+			}
+			if n == nil {
+				n = new(N)
+				if err := cn.into(&in[13], name, 13, n); err != nil {
+					return 0, err
+				}
+			}
+			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m, *n)
+			if err != nil {
+				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// FuncE15 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O) (R, error).
+func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O) (R, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		cn, err := argOf[N]()
+		if err != nil {
+			return nil, typedErr("parameter", 14, err)
+		}
+		co, err := argOf[O]()
+		if err != nil {
+			return nil, typedErr("parameter", 15, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil || rc.isErr {
+			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec(), cn.spec(), co.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			var n *N
+			switch cn.at { // restOf
+			case restValue:
+				n = (*N)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off)); rp != nil {
+					n = (*N)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
+					n = (*N)(hp)
+				}
+			}
+			if n == nil {
+				n = new(N)
+				if err := cn.into(&in[13], name, 13, n); err != nil {
+					return 0, err
+				}
+			}
+			var o *O
+			switch co.at { // restOf
+			case restValue:
+				o = (*O)(unsafe.Add(unsafe.Pointer(&in[14]), co.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[14]), co.off)); rp != nil {
+					o = (*O)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
+					o = (*O)(hp)
+				}
+			}
+			if o == nil {
+				o = new(O)
+				if err := co.into(&in[14], name, 14, o); err != nil {
+					return 0, err
+				}
+			}
+			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m, *n, *o)
+			if err != nil {
+				return 0, err
+			}
+			if rc.at == restValue {
+				*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+				return 1, nil
+			}
+			if rc.at == restBytes {
+				return putBytesResult(as[[]byte](r), out)
+			}
+			return putResult(rc, r, out, in)
+		})
+	}}
+}
+
+// FuncE16 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P) (R, error).
+func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P) (R, error)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		cn, err := argOf[N]()
+		if err != nil {
+			return nil, typedErr("parameter", 14, err)
+		}
+		co, err := argOf[O]()
+		if err != nil {
+			return nil, typedErr("parameter", 15, err)
+		}
+		cp, err := argOf[P]()
+		if err != nil {
+			return nil, typedErr("parameter", 16, err)
+		}
+		rc, err := resOf[R]()
+		if err != nil || rc.isErr {
+			return nil, typedErr("result", 1, fmt.Errorf("want a value and an error (%v)", err))
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec(), cn.spec(), co.spec(), cp.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue && cp.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo, op := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{}), cp.off+15*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				r, err := fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)), *(*P)(unsafe.Add(base, op)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
+		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			var n *N
+			switch cn.at { // restOf
+			case restValue:
+				n = (*N)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off)); rp != nil {
+					n = (*N)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
+					n = (*N)(hp)
+				}
+			}
+			if n == nil {
+				n = new(N)
+				if err := cn.into(&in[13], name, 13, n); err != nil {
+					return 0, err
+				}
+			}
+			var o *O
+			switch co.at { // restOf
+			case restValue:
+				o = (*O)(unsafe.Add(unsafe.Pointer(&in[14]), co.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[14]), co.off)); rp != nil {
+					o = (*O)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
+					o = (*O)(hp)
+				}
+			}
+			if o == nil {
+				o = new(O)
+				if err := co.into(&in[14], name, 14, o); err != nil {
+					return 0, err
+				}
+			}
+			var p *P
+			switch cp.at { // restOf
+			case restValue:
+				p = (*P)(unsafe.Add(unsafe.Pointer(&in[15]), cp.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[15]), cp.off)); rp != nil {
+					p = (*P)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[15]), cp.off); *(*unsafe.Pointer)(hp) != nil {
+					p = (*P)(hp)
+				}
+			}
+			if p == nil {
+				p = new(P)
+				if err := cp.into(&in[15], name, 15, p); err != nil {
+					return 0, err
+				}
+			}
+			r, err := fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m, *n, *o, *p)
 			if err != nil {
 				return 0, err
 			}
@@ -2370,8 +7610,8 @@ func Proc1[A any](fn func(A)) Typed {
 		if ca.at == restValue { // every argument at rest in C's value (restOf)
 			oa := ca.off + 0*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				fn(*(*A)(unsafe.Add(p, oa)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)))
 				return 0, nil
 			})
 		}
@@ -2381,8 +7621,8 @@ func Proc1[A any](fn func(A)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2416,8 +7656,8 @@ func Proc2[A, B any](fn func(A, B)) Typed {
 		if ca.at == restValue && cb.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)))
 				return 0, nil
 			})
 		}
@@ -2427,8 +7667,8 @@ func Proc2[A, B any](fn func(A, B)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2446,8 +7686,8 @@ func Proc2[A, B any](fn func(A, B)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2485,8 +7725,8 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)))
 				return 0, nil
 			})
 		}
@@ -2496,8 +7736,8 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2515,8 +7755,8 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2534,8 +7774,8 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2577,8 +7817,8 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)))
 				return 0, nil
 			})
 		}
@@ -2588,8 +7828,8 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2607,8 +7847,8 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2626,8 +7866,8 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2645,8 +7885,8 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2692,8 +7932,8 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)))
 				return 0, nil
 			})
 		}
@@ -2703,8 +7943,8 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2722,8 +7962,8 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2741,8 +7981,8 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2760,8 +8000,8 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2779,8 +8019,8 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2830,8 +8070,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe, of := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)))
 				return 0, nil
 			})
 		}
@@ -2841,8 +8081,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2860,8 +8100,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2879,8 +8119,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2898,8 +8138,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2917,8 +8157,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2936,8 +8176,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -2991,8 +8231,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe, of, og := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)))
 				return 0, nil
 			})
 		}
@@ -3002,8 +8242,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3021,8 +8261,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3040,8 +8280,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3059,8 +8299,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3078,8 +8318,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3097,8 +8337,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3116,8 +8356,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3175,8 +8415,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue { // every argument at rest in C's value (restOf)
 			oa, ob, oc, od, oe, of, og, oh := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{})
 			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
-				p := unsafe.Pointer(unsafe.SliceData(in))
-				fn(*(*A)(unsafe.Add(p, oa)), *(*B)(unsafe.Add(p, ob)), *(*C)(unsafe.Add(p, oc)), *(*D)(unsafe.Add(p, od)), *(*E)(unsafe.Add(p, oe)), *(*F)(unsafe.Add(p, of)), *(*G)(unsafe.Add(p, og)), *(*H)(unsafe.Add(p, oh)))
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)))
 				return 0, nil
 			})
 		}
@@ -3186,8 +8426,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3205,8 +8445,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3224,8 +8464,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3243,8 +8483,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3262,8 +8502,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3281,8 +8521,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3300,8 +8540,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3319,8 +8559,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
-					h = (*H)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3334,6 +8574,2458 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				}
 			}
 			fn(*a, *b, *c, *d, *e, *f, *g, *h)
+			return 0, nil
+		})
+	}}
+}
+
+// Proc9 wraps func(A, B, C, D, E, F, G, H, I), which has no result.
+func Proc9[A, B, C, D, E, F, G, H, I any](fn func(A, B, C, D, E, F, G, H, I)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e, *f, *g, *h, *i)
+			return 0, nil
+		})
+	}}
+}
+
+// Proc10 wraps func(A, B, C, D, E, F, G, H, I, J), which has no result.
+func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I, J)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j)
+			return 0, nil
+		})
+	}}
+}
+
+// Proc11 wraps func(A, B, C, D, E, F, G, H, I, J, K), which has no result.
+func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H, I, J, K)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k)
+			return 0, nil
+		})
+	}}
+}
+
+// Proc12 wraps func(A, B, C, D, E, F, G, H, I, J, K, L), which has no result.
+func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G, H, I, J, K, L)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l)
+			return 0, nil
+		})
+	}}
+}
+
+// Proc13 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M), which has no result.
+func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m)
+			return 0, nil
+		})
+	}}
+}
+
+// Proc14 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M, N), which has no result.
+func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M, N)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		cn, err := argOf[N]()
+		if err != nil {
+			return nil, typedErr("parameter", 14, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec(), cn.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			var n *N
+			switch cn.at { // restOf
+			case restValue:
+				n = (*N)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off)); rp != nil {
+					n = (*N)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
+					n = (*N)(hp)
+				}
+			}
+			if n == nil {
+				n = new(N)
+				if err := cn.into(&in[13], name, 13, n); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m, *n)
+			return 0, nil
+		})
+	}}
+}
+
+// Proc15 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O), which has no result.
+func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		cn, err := argOf[N]()
+		if err != nil {
+			return nil, typedErr("parameter", 14, err)
+		}
+		co, err := argOf[O]()
+		if err != nil {
+			return nil, typedErr("parameter", 15, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec(), cn.spec(), co.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			var n *N
+			switch cn.at { // restOf
+			case restValue:
+				n = (*N)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off)); rp != nil {
+					n = (*N)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
+					n = (*N)(hp)
+				}
+			}
+			if n == nil {
+				n = new(N)
+				if err := cn.into(&in[13], name, 13, n); err != nil {
+					return 0, err
+				}
+			}
+			var o *O
+			switch co.at { // restOf
+			case restValue:
+				o = (*O)(unsafe.Add(unsafe.Pointer(&in[14]), co.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[14]), co.off)); rp != nil {
+					o = (*O)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
+					o = (*O)(hp)
+				}
+			}
+			if o == nil {
+				o = new(O)
+				if err := co.into(&in[14], name, 14, o); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m, *n, *o)
+			return 0, nil
+		})
+	}}
+}
+
+// Proc16 wraps func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P), which has no result.
+func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P)) Typed {
+	return Typed{typ: reflect.TypeOf(fn), build: func(name, doc string, opts []Option) (*goFunc, error) {
+		ca, err := argOf[A]()
+		if err != nil {
+			return nil, typedErr("parameter", 1, err)
+		}
+		cb, err := argOf[B]()
+		if err != nil {
+			return nil, typedErr("parameter", 2, err)
+		}
+		cc, err := argOf[C]()
+		if err != nil {
+			return nil, typedErr("parameter", 3, err)
+		}
+		cd, err := argOf[D]()
+		if err != nil {
+			return nil, typedErr("parameter", 4, err)
+		}
+		ce, err := argOf[E]()
+		if err != nil {
+			return nil, typedErr("parameter", 5, err)
+		}
+		cf, err := argOf[F]()
+		if err != nil {
+			return nil, typedErr("parameter", 6, err)
+		}
+		cg, err := argOf[G]()
+		if err != nil {
+			return nil, typedErr("parameter", 7, err)
+		}
+		ch, err := argOf[H]()
+		if err != nil {
+			return nil, typedErr("parameter", 8, err)
+		}
+		ci, err := argOf[I]()
+		if err != nil {
+			return nil, typedErr("parameter", 9, err)
+		}
+		cj, err := argOf[J]()
+		if err != nil {
+			return nil, typedErr("parameter", 10, err)
+		}
+		ck, err := argOf[K]()
+		if err != nil {
+			return nil, typedErr("parameter", 11, err)
+		}
+		cl, err := argOf[L]()
+		if err != nil {
+			return nil, typedErr("parameter", 12, err)
+		}
+		cm, err := argOf[M]()
+		if err != nil {
+			return nil, typedErr("parameter", 13, err)
+		}
+		cn, err := argOf[N]()
+		if err != nil {
+			return nil, typedErr("parameter", 14, err)
+		}
+		co, err := argOf[O]()
+		if err != nil {
+			return nil, typedErr("parameter", 15, err)
+		}
+		cp, err := argOf[P]()
+		if err != nil {
+			return nil, typedErr("parameter", 16, err)
+		}
+		specs := []paramSpec{ca.spec(), cb.spec(), cc.spec(), cd.spec(), ce.spec(), cf.spec(), cg.spec(), ch.spec(), ci.spec(), cj.spec(), ck.spec(), cl.spec(), cm.spec(), cn.spec(), co.spec(), cp.spec()}
+		if ca.at == restValue && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue && cp.at == restValue { // every argument at rest in C's value (restOf)
+			oa, ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo, op := ca.off+0*unsafe.Sizeof(cValue{}), cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{}), cp.off+15*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, _ string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				fn(*(*A)(unsafe.Add(base, oa)), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)), *(*P)(unsafe.Add(base, op)))
+				return 0, nil
+			})
+		}
+		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+			var a *A
+			switch ca.at { // restOf
+			case restValue:
+				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
+					a = (*A)(hp)
+				}
+			}
+			if a == nil {
+				a = new(A)
+				if err := ca.into(&in[0], name, 0, a); err != nil {
+					return 0, err
+				}
+			}
+			var b *B
+			switch cb.at { // restOf
+			case restValue:
+				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
+					b = (*B)(hp)
+				}
+			}
+			if b == nil {
+				b = new(B)
+				if err := cb.into(&in[1], name, 1, b); err != nil {
+					return 0, err
+				}
+			}
+			var c *C
+			switch cc.at { // restOf
+			case restValue:
+				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
+					c = (*C)(hp)
+				}
+			}
+			if c == nil {
+				c = new(C)
+				if err := cc.into(&in[2], name, 2, c); err != nil {
+					return 0, err
+				}
+			}
+			var d *D
+			switch cd.at { // restOf
+			case restValue:
+				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
+					d = (*D)(hp)
+				}
+			}
+			if d == nil {
+				d = new(D)
+				if err := cd.into(&in[3], name, 3, d); err != nil {
+					return 0, err
+				}
+			}
+			var e *E
+			switch ce.at { // restOf
+			case restValue:
+				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
+					e = (*E)(hp)
+				}
+			}
+			if e == nil {
+				e = new(E)
+				if err := ce.into(&in[4], name, 4, e); err != nil {
+					return 0, err
+				}
+			}
+			var f *F
+			switch cf.at { // restOf
+			case restValue:
+				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
+					f = (*F)(hp)
+				}
+			}
+			if f == nil {
+				f = new(F)
+				if err := cf.into(&in[5], name, 5, f); err != nil {
+					return 0, err
+				}
+			}
+			var g *G
+			switch cg.at { // restOf
+			case restValue:
+				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
+					g = (*G)(hp)
+				}
+			}
+			if g == nil {
+				g = new(G)
+				if err := cg.into(&in[6], name, 6, g); err != nil {
+					return 0, err
+				}
+			}
+			var h *H
+			switch ch.at { // restOf
+			case restValue:
+				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
+					h = (*H)(hp)
+				}
+			}
+			if h == nil {
+				h = new(H)
+				if err := ch.into(&in[7], name, 7, h); err != nil {
+					return 0, err
+				}
+			}
+			var i *I
+			switch ci.at { // restOf
+			case restValue:
+				i = (*I)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[8]), ci.off)); rp != nil {
+					i = (*I)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
+					i = (*I)(hp)
+				}
+			}
+			if i == nil {
+				i = new(I)
+				if err := ci.into(&in[8], name, 8, i); err != nil {
+					return 0, err
+				}
+			}
+			var j *J
+			switch cj.at { // restOf
+			case restValue:
+				j = (*J)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[9]), cj.off)); rp != nil {
+					j = (*J)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
+					j = (*J)(hp)
+				}
+			}
+			if j == nil {
+				j = new(J)
+				if err := cj.into(&in[9], name, 9, j); err != nil {
+					return 0, err
+				}
+			}
+			var k *K
+			switch ck.at { // restOf
+			case restValue:
+				k = (*K)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[10]), ck.off)); rp != nil {
+					k = (*K)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
+					k = (*K)(hp)
+				}
+			}
+			if k == nil {
+				k = new(K)
+				if err := ck.into(&in[10], name, 10, k); err != nil {
+					return 0, err
+				}
+			}
+			var l *L
+			switch cl.at { // restOf
+			case restValue:
+				l = (*L)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[11]), cl.off)); rp != nil {
+					l = (*L)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
+					l = (*L)(hp)
+				}
+			}
+			if l == nil {
+				l = new(L)
+				if err := cl.into(&in[11], name, 11, l); err != nil {
+					return 0, err
+				}
+			}
+			var m *M
+			switch cm.at { // restOf
+			case restValue:
+				m = (*M)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[12]), cm.off)); rp != nil {
+					m = (*M)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
+					m = (*M)(hp)
+				}
+			}
+			if m == nil {
+				m = new(M)
+				if err := cm.into(&in[12], name, 12, m); err != nil {
+					return 0, err
+				}
+			}
+			var n *N
+			switch cn.at { // restOf
+			case restValue:
+				n = (*N)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[13]), cn.off)); rp != nil {
+					n = (*N)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
+					n = (*N)(hp)
+				}
+			}
+			if n == nil {
+				n = new(N)
+				if err := cn.into(&in[13], name, 13, n); err != nil {
+					return 0, err
+				}
+			}
+			var o *O
+			switch co.at { // restOf
+			case restValue:
+				o = (*O)(unsafe.Add(unsafe.Pointer(&in[14]), co.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[14]), co.off)); rp != nil {
+					o = (*O)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
+					o = (*O)(hp)
+				}
+			}
+			if o == nil {
+				o = new(O)
+				if err := co.into(&in[14], name, 14, o); err != nil {
+					return 0, err
+				}
+			}
+			var p *P
+			switch cp.at { // restOf
+			case restValue:
+				p = (*P)(unsafe.Add(unsafe.Pointer(&in[15]), cp.off))
+			case restPointer:
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[15]), cp.off)); rp != nil {
+					p = (*P)(rp)
+				}
+			case restHeader:
+				if hp := unsafe.Add(unsafe.Pointer(&in[15]), cp.off); *(*unsafe.Pointer)(hp) != nil {
+					p = (*P)(hp)
+				}
+			}
+			if p == nil {
+				p = new(P)
+				if err := cp.into(&in[15], name, 15, p); err != nil {
+					return 0, err
+				}
+			}
+			fn(*a, *b, *c, *d, *e, *f, *g, *h, *i, *j, *k, *l, *m, *n, *o, *p)
 			return 0, nil
 		})
 	}}
@@ -3384,8 +11076,8 @@ func Func1R2[A, R1, R2 any](fn func(A) (R1, R2)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3435,8 +11127,8 @@ func Func2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3454,8 +11146,8 @@ func Func2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3509,8 +11201,8 @@ func Func3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3528,8 +11220,8 @@ func Func3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3547,8 +11239,8 @@ func Func3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3606,8 +11298,8 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3625,8 +11317,8 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3644,8 +11336,8 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3663,8 +11355,8 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3726,8 +11418,8 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3745,8 +11437,8 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3764,8 +11456,8 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3783,8 +11475,8 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3802,8 +11494,8 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3869,8 +11561,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3888,8 +11580,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3907,8 +11599,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3926,8 +11618,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3945,8 +11637,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -3964,8 +11656,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4035,8 +11727,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4054,8 +11746,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4073,8 +11765,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4092,8 +11784,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4111,8 +11803,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4130,8 +11822,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4149,8 +11841,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4224,8 +11916,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4243,8 +11935,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4262,8 +11954,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4281,8 +11973,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4300,8 +11992,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4319,8 +12011,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4338,8 +12030,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4357,8 +12049,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
-					h = (*H)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4431,8 +12123,8 @@ func FuncE1R2[A, R1, R2 any](fn func(A) (R1, R2, error)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4485,8 +12177,8 @@ func FuncE2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2, error)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4504,8 +12196,8 @@ func FuncE2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2, error)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4562,8 +12254,8 @@ func FuncE3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2, error)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4581,8 +12273,8 @@ func FuncE3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2, error)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4600,8 +12292,8 @@ func FuncE3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2, error)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4662,8 +12354,8 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4681,8 +12373,8 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4700,8 +12392,8 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4719,8 +12411,8 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4785,8 +12477,8 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4804,8 +12496,8 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4823,8 +12515,8 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4842,8 +12534,8 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4861,8 +12553,8 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4931,8 +12623,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4950,8 +12642,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4969,8 +12661,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -4988,8 +12680,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5007,8 +12699,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5026,8 +12718,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5100,8 +12792,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5119,8 +12811,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5138,8 +12830,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5157,8 +12849,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5176,8 +12868,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5195,8 +12887,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5214,8 +12906,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5292,8 +12984,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5311,8 +13003,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5330,8 +13022,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5349,8 +13041,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5368,8 +13060,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5387,8 +13079,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5406,8 +13098,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5425,8 +13117,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
-					h = (*H)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5510,8 +13202,8 @@ func Func1R3[A, R1, R2, R3 any](fn func(A) (R1, R2, R3)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5568,8 +13260,8 @@ func Func2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5587,8 +13279,8 @@ func Func2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5649,8 +13341,8 @@ func Func3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5668,8 +13360,8 @@ func Func3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5687,8 +13379,8 @@ func Func3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3)) Typed {
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5753,8 +13445,8 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5772,8 +13464,8 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5791,8 +13483,8 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5810,8 +13502,8 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5880,8 +13572,8 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5899,8 +13591,8 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5918,8 +13610,8 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5937,8 +13629,8 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -5956,8 +13648,8 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6030,8 +13722,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6049,8 +13741,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6068,8 +13760,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6087,8 +13779,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6106,8 +13798,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6125,8 +13817,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6203,8 +13895,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6222,8 +13914,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6241,8 +13933,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6260,8 +13952,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6279,8 +13971,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6298,8 +13990,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6317,8 +14009,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6399,8 +14091,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6418,8 +14110,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6437,8 +14129,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6456,8 +14148,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6475,8 +14167,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6494,8 +14186,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6513,8 +14205,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6532,8 +14224,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
-					h = (*H)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6620,8 +14312,8 @@ func FuncE1R3[A, R1, R2, R3 any](fn func(A) (R1, R2, R3, error)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6681,8 +14373,8 @@ func FuncE2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3, error)) Typed {
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6700,8 +14392,8 @@ func FuncE2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3, error)) Typed {
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6765,8 +14457,8 @@ func FuncE3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3, error)) Typ
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6784,8 +14476,8 @@ func FuncE3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3, error)) Typ
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6803,8 +14495,8 @@ func FuncE3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3, error)) Typ
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6872,8 +14564,8 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6891,8 +14583,8 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6910,8 +14602,8 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -6929,8 +14621,8 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7002,8 +14694,8 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7021,8 +14713,8 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7040,8 +14732,8 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7059,8 +14751,8 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7078,8 +14770,8 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7155,8 +14847,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7174,8 +14866,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7193,8 +14885,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7212,8 +14904,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7231,8 +14923,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7250,8 +14942,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7331,8 +15023,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7350,8 +15042,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7369,8 +15061,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7388,8 +15080,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7407,8 +15099,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7426,8 +15118,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7445,8 +15137,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7530,8 +15222,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 			case restValue:
 				a = (*A)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); p != nil {
-					a = (*A)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[0]), ca.off)); rp != nil {
+					a = (*A)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7549,8 +15241,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 			case restValue:
 				b = (*B)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); p != nil {
-					b = (*B)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[1]), cb.off)); rp != nil {
+					b = (*B)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7568,8 +15260,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 			case restValue:
 				c = (*C)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); p != nil {
-					c = (*C)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[2]), cc.off)); rp != nil {
+					c = (*C)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7587,8 +15279,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 			case restValue:
 				d = (*D)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); p != nil {
-					d = (*D)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[3]), cd.off)); rp != nil {
+					d = (*D)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7606,8 +15298,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 			case restValue:
 				e = (*E)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); p != nil {
-					e = (*E)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[4]), ce.off)); rp != nil {
+					e = (*E)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7625,8 +15317,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 			case restValue:
 				f = (*F)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); p != nil {
-					f = (*F)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[5]), cf.off)); rp != nil {
+					f = (*F)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7644,8 +15336,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 			case restValue:
 				g = (*G)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); p != nil {
-					g = (*G)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[6]), cg.off)); rp != nil {
+					g = (*G)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
@@ -7663,8 +15355,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 			case restValue:
 				h = (*H)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off))
 			case restPointer:
-				if p := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); p != nil {
-					h = (*H)(p)
+				if rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[7]), ch.off)); rp != nil {
+					h = (*H)(rp)
 				}
 			case restHeader:
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {

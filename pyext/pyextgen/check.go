@@ -8,11 +8,13 @@ import (
 	"strings"
 )
 
-// maxParams and maxResults are the typed wrappers' (pyext.Func8, FuncE8R3):
-// every declared function takes the compiled path, none reflection.
+// maxParams, maxTupleParams and maxResults are the typed wrappers'
+// (pyext.Func16, FuncE8R3): every declared function takes the compiled
+// path, none reflection.
 const (
-	maxParams  = 8
-	maxResults = 3
+	maxParams      = 16
+	maxTupleParams = 8
+	maxResults     = 3
 )
 
 func (d *decl) check() error {
@@ -36,6 +38,9 @@ func (d *decl) check() error {
 	}
 	if r := d.values(); r > maxResults {
 		return fmt.Errorf("%d results: the compiled path returns at most %d values (and an error); return a struct or a slice", r, maxResults)
+	}
+	if n, r := len(d.params), d.values(); r > 1 && n > maxTupleParams {
+		return fmt.Errorf("%d parameters (the receiver counted) and %d results: the compiled path takes at most %d parameters with several results; pass a struct or a slice, or return one", n, r, maxTupleParams)
 	}
 	if d.kind == "property" && (len(d.params) != 1 || d.values() != 1 || d.hasErr) {
 		return fmt.Errorf("//pyext:property: want a getter func (t *T) Name() R")

@@ -141,6 +141,16 @@ func TestASubmoduleOfAPackage(t *testing.T) {
 	assert.ErrorContains(t, err, "//pyext:module wants the module's Python name")
 }
 
+// A //pyext:module line alone makes a module with nothing in it yet (and
+// its main), not a library without PyInit.
+func TestAModuleLineAloneIsAModule(t *testing.T) {
+	out, err := gen(t, "empty", "//pyext:module empty\npackage main\n")
+	require.NoError(t, err)
+	assert.Contains(t, out, `pyext.NewModule("empty", "")`)
+	assert.Contains(t, out, "func PyInit_empty()")
+	assert.Contains(t, out, "func main() {}")
+}
+
 func TestTheModuleNameDefaultsToTheFolderAndMainIsAdded(t *testing.T) {
 	out, err := gen(t, "fold", "package main\n\n//pyext:function\nfunc Twice(n int) int { return 2 * n }\n")
 	require.NoError(t, err)
@@ -151,30 +161,31 @@ func TestTheModuleNameDefaultsToTheFolderAndMainIsAdded(t *testing.T) {
 
 func TestWrongDirectivesSayWhereAndWhat(t *testing.T) {
 	for want, src := range map[string]string{
-		`main.go:4:1: F: writes(y): no parameter "y" (its parameters are x)`:        "//pyext:function writes(y)\nfunc F(x []float64) {}",
-		`F: signature (a, b) names 2 parameters; the Go function has 1`:             "//pyext:function (a, b)\nfunc F(x int) {}",
-		`F: a parameter without a name`:                                             "//pyext:function\nfunc F(int) {}",
-		`F: 9 parameters (the receiver counted): the compiled path takes at most 8`: "//pyext:function\nfunc F(a, b, c, d, e, f, g, h, i int) {}",
-		`F: 4 results: the compiled path returns at most 3`:                         "//pyext:function\nfunc F() (int, int, int, int) { return 0, 0, 0, 0 }",
-		`//pyext:fn: unknown directive`:                                             "//pyext:fn\nfunc F() {}",
-		`F: unknown option "fast"`:                                                  "//pyext:function f fast\nfunc F() {}",
-		`F: //pyext:method is for a method`:                                         "//pyext:method\nfunc F() {}",
-		`F: //pyext:init: want a function returning *T or (*T, error)`:              "//pyext:init\nfunc F() int { return 0 }",
-		`M: T is not declared //pyext:class`:                                        "type T struct{}\n\n//pyext:method\nfunc (t *T) M() {}",
-		`G: a generic function has no single Python function`:                       "//pyext:function\nfunc G[E any](x E) {}",
-		`__repr__ is not a special method //pyext:method makes`:                     "//pyext:class\ntype T struct{}\n\n//pyext:method __repr__\nfunc (t *T) R() string { return \"\" }",
-		`SetSize: //pyext:setter size without a //pyext:property getter`:            "//pyext:class\ntype T struct{}\n\n//pyext:setter\nfunc (t *T) SetSize(n int) {}",
-		`__enter__ and __exit__ come together`:                                      "//pyext:class\ntype T struct{}\n\n//pyext:method __enter__\nfunc (t *T) E() *T { return t }",
-		`a Python extension is a Go package main`:                                   "",
-		`"write", taken as the Python name, is close to the option writes`:          "//pyext:function write(x)\nfunc Fill(x []byte) {}",
-		`"nogill", taken as the Python name, is close to the option nogil`:          "//pyext:function nogill\nfunc F() {}",
-		`"class" is a Python keyword`:                                               "//pyext:function class\nfunc F() {}",
-		`Tensor is a name every pyext module has (its class)`:                       "//pyext:function Tensor\nfunc F() {}",
-		`G: the module's g is declared already, at`:                                 "//pyext:function g\nfunc F() {}\n\n//pyext:function\nfunc G() {}",
-		`B: T.f is declared already, at`:                                            "//pyext:class\ntype T struct{}\n\n//pyext:method f\nfunc (t *T) A() {}\n\n//pyext:method f\nfunc (t *T) B() {}",
-		`//pyext:function on a var: directives declare functions`:                   "//pyext:function\nvar V = 3",
-		`//pyext:function belongs in the doc comment of a function`:                 "//pyext:function\n\nfunc F() {}",
-		`require(x, Shap(3)): unknown requirement Shap`:                             "//pyext:function require(x, Shap(3))\nfunc F(x []float64) {}",
+		`main.go:4:1: F: writes(y): no parameter "y" (its parameters are x)`:                                                      "//pyext:function writes(y)\nfunc F(x []float64) {}",
+		`F: signature (a, b) names 2 parameters; the Go function has 1`:                                                           "//pyext:function (a, b)\nfunc F(x int) {}",
+		`F: a parameter without a name`:                                                                                           "//pyext:function\nfunc F(int) {}",
+		`F: 17 parameters (the receiver counted): the compiled path takes at most 16`:                                             "//pyext:function\nfunc F(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q int) {}",
+		`F: 9 parameters (the receiver counted) and 2 results: the compiled path takes at most 8 parameters with several results`: "//pyext:function\nfunc F(a, b, c, d, e, f, g, h, i int) (int, int) { return 0, 0 }",
+		`F: 4 results: the compiled path returns at most 3`:                                                                       "//pyext:function\nfunc F() (int, int, int, int) { return 0, 0, 0, 0 }",
+		`//pyext:fn: unknown directive`:                                                                                           "//pyext:fn\nfunc F() {}",
+		`F: unknown option "fast"`:                                                                                                "//pyext:function f fast\nfunc F() {}",
+		`F: //pyext:method is for a method`:                                                                                       "//pyext:method\nfunc F() {}",
+		`F: //pyext:init: want a function returning *T or (*T, error)`:                                                            "//pyext:init\nfunc F() int { return 0 }",
+		`M: T is not declared //pyext:class`:                                                                                      "type T struct{}\n\n//pyext:method\nfunc (t *T) M() {}",
+		`G: a generic function has no single Python function`:                                                                     "//pyext:function\nfunc G[E any](x E) {}",
+		`__repr__ is not a special method //pyext:method makes`:                                                                   "//pyext:class\ntype T struct{}\n\n//pyext:method __repr__\nfunc (t *T) R() string { return \"\" }",
+		`SetSize: //pyext:setter size without a //pyext:property getter`:                                                          "//pyext:class\ntype T struct{}\n\n//pyext:setter\nfunc (t *T) SetSize(n int) {}",
+		`__enter__ and __exit__ come together`:                                                                                    "//pyext:class\ntype T struct{}\n\n//pyext:method __enter__\nfunc (t *T) E() *T { return t }",
+		`a Python extension is a Go package main`:                                                                                 "",
+		`"write", taken as the Python name, is close to the option writes`:                                                        "//pyext:function write(x)\nfunc Fill(x []byte) {}",
+		`"nogill", taken as the Python name, is close to the option nogil`:                                                        "//pyext:function nogill\nfunc F() {}",
+		`"class" is a Python keyword`:                                                                                             "//pyext:function class\nfunc F() {}",
+		`Tensor is a name every pyext module has (its class)`:                                                                     "//pyext:function Tensor\nfunc F() {}",
+		`G: the module's g is declared already, at`:                                                                               "//pyext:function g\nfunc F() {}\n\n//pyext:function\nfunc G() {}",
+		`B: T.f is declared already, at`:                                                                                          "//pyext:class\ntype T struct{}\n\n//pyext:method f\nfunc (t *T) A() {}\n\n//pyext:method f\nfunc (t *T) B() {}",
+		`//pyext:function on a var: directives declare functions`:                                                                 "//pyext:function\nvar V = 3",
+		`//pyext:function belongs in the doc comment of a function`:                                                               "//pyext:function\n\nfunc F() {}",
+		`require(x, Shap(3)): unknown requirement Shap`:                                                                           "//pyext:function require(x, Shap(3))\nfunc F(x []float64) {}",
 	} {
 		src := "package main\n\n" + src + "\n"
 		if want == "a Python extension is a Go package main" {
