@@ -240,10 +240,10 @@ ROWS = [  # (function, arguments, exception or None): 1 KiB or more a call where
 
 @pytest.mark.skipif(bool(os.environ.get("GODLPACK_SANITIZER")), reason="RSS is meaningless under a sanitizer")
 def test_100k_calls_a_row_keep_rss_stable():
-    """100k calls a row, after a warm-up, in two windows of 50k: a leak grows
-    RSS in both (a leaked datetime result, 64 bytes, 3 MiB a window; most rows
+    """150k calls a row, after a warm-up, in three windows of 50k: a leak grows
+    RSS in each (a leaked datetime result, 64 bytes, 3 MiB a window; most rows
     leak 1 KiB a call if any: 50 MiB), while Go's heap growing to its steady
-    size shows in one at most. Prints the smaller window's growth a row."""
+    size shows in one or two at most (seen once in a 3.14 suite's run). Prints the smaller window's growth a row."""
     grown = {}
     for f, args, exc in ROWS:
         def call():
@@ -258,7 +258,7 @@ def test_100k_calls_a_row_keep_rss_stable():
         for _ in range(20_000):
             call()
         windows = []
-        for _ in range(2):
+        for _ in range(3):  # a leak grows every window; the heap's growth or a neighbour's noise, one
             before = rss_kib()
             for _ in range(50_000):
                 call()
