@@ -656,24 +656,6 @@ static int bind(const gdl_fn* fn, int off, PyObject* const* args, Py_ssize_t nar
   return 0;
 }
 
-/* Makes the bytes and bytearray results whose memory Go lent (bytesresult.go:
- * versioned 2, the address in i): right after the call returns, before any
- * Python code can run and call into Go again, since Go keeps the memory alive
- * only until then. -1 with an exception set (no memory), those made kept in
- * p for drop_results. */
-static int lent_results(const gdl_fn* fn, gdl_value* out, int nout) {
-  for (int i = 0; i < nout; i++) {
-    char k = fn->kinds[i];
-    if ((k != GDL_V_BYTES && k != GDL_V_BYTEARRAY) || out[i].none || out[i].versioned != 2) continue;
-    const char* data = (const char*)(uintptr_t)out[i].i;
-    Py_ssize_t n = (Py_ssize_t)out[i].n;
-    out[i].versioned = 0;
-    out[i].p = k == GDL_V_BYTES ? PyBytes_FromStringAndSize(data, n) : PyByteArray_FromStringAndSize(data, n);
-    if (out[i].p == NULL) return -1; /* drop_results frees those made; the rest hold nothing (p, s NULL) */
-  }
-  return 0;
-}
-
 /* Calls Go with the converted arguments a, then lets go of them and builds
  * the results. */
 static PyObject* go_call(const gdl_fn* fn, call_args* a) {
@@ -684,13 +666,8 @@ static PyObject* go_call(const gdl_fn* fn, call_args* a) {
     free_arrays(a, fn->nparams);
     return NULL;
   }
-#ifdef Py_GIL_DISABLED
-  int lend = 1; /* calls run at once: Go makes bytes results itself */
-#else
-  int lend = 2; /* with the GIL held, Go lends its memory to C (bytesresult.go) */
-#endif
   for (int i = 0; i < fn->nresults; i++) {
-    out[i].serial = fn->release_gil ? 0 : lend; /* GDL_V_BYTES, GDL_V_BYTEARRAY */
+    out[i].serial = !fn->release_gil; /* GDL_V_BYTES, GDL_V_BYTEARRAY: Go makes the object, with the GIL */
     out[i].none = 0;                  /* set by Go for a nil *T only */
   }
   gdl_call c = {
@@ -702,14 +679,13 @@ static PyObject* go_call(const gdl_fn* fn, call_args* a) {
     kind = gdlpyCall(&c);
   }
   int nout = c.nout;
-  int made = kind != GDL_ERR_NONE || lent_results(fn, out, nout) == 0; /* 0: an exception set */
   for (int i = 0; a->arrays && i < fn->nparams; i++) {
     if (a->how[i] == ARG_REQ) gdl_req_write_back(&a->v[i]); /* pyext.ConvertWriteBack */
   }
   free_arrays(a, fn->nparams); /* arrays stay alive until the call returns */
-  if (kind != GDL_ERR_NONE || !made) {
+  if (kind != GDL_ERR_NONE) {
     drop_results(fn, out, 0, nout);
-    if (kind != GDL_ERR_NONE) gdl_raise_kind(kind, err, c.exc);
+    gdl_raise_kind(kind, err, c.exc);
     return NULL;
   }
   if (nout == 0) Py_RETURN_NONE;

@@ -23,10 +23,8 @@
 #define GDL_V_LIST 'l'     /* []string, []*T: s points to n values; a result's s is one malloc'd
                             * block (values, then their strings), versioned the items' kind */
 #define GDL_V_DICT 'd'     /* map[string]T: as a list of 2n values, key then value */
-#define GDL_V_BYTES 'y'    /* results ([]byte): versioned 2: i the address of Go memory Go keeps alive
-                            * until C makes bytes of its n bytes, right after the call (serial 2);
-                            * else p a new bytes object Go made with the GIL held (serial 1), or s, n a
-                            * malloc'd copy that C makes bytes of and frees (ReleaseGIL); one copy */
+#define GDL_V_BYTES 'y'    /* results ([]byte): p a new bytes object Go made with the GIL held (one copy),
+                            * else s, n a malloc'd copy that C makes bytes of and frees (ReleaseGIL) */
 /* ext_conv.c's kinds (complexconv.go, bigint.go, timeconv.go, pathconv.go, bytesresult.go): */
 #define GDL_V_COMPLEX 'z'   /* f the real part, i the imaginary part's bits */
 #define GDL_V_BIGINT 'B'    /* *big.Int: versioned 0: i; 1: s, n its hex text (results: malloc'd) */
@@ -49,8 +47,7 @@ typedef struct {
   void* p;
   int versioned;
   /* Results: 1 when Go runs with the GIL held (C sets it before the call),
-   * so that Go may make a bytes result itself (GDL_V_BYTES); 2 when, in a
-   * build with a GIL, Go may also lend C its memory for one.
+   * so that Go may make a bytes result itself (GDL_V_BYTES).
    * Arguments: 1: Go converts this argument while the GIL is held, which serializes
    * every conversion (arena.go takes shapes without atomics); 0 on a
    * free-threaded build, without the GIL (ReleaseGIL) and by default. */

@@ -24,8 +24,8 @@ def test_a_byte_slice_result_is_bytes(f):
 
 @pytest.mark.parametrize("f", [valmod.fill, valmod.fill_nogil, valmod.fill_refl_nogil])
 def test_bytes_with_and_without_the_gil(f):
-    """With the GIL C makes the bytes object from Go's memory (Go's own for
-    results over 64 KiB); without it C does from Go's copy."""
+    """With the GIL Go makes the bytes object from its memory (one copy);
+    without it C does from Go's malloc'd copy."""
     assert f(5, 7) == b"\x07" * 5
     assert f(0, 7) == b""
     assert type(f(1 << 20, 255)) is bytes and f(1 << 20, 255) == b"\xff" * (1 << 20)
@@ -157,7 +157,7 @@ def test_a_bytearray_cannot_resize_while_go_reads_it():
 
 
 def test_two_bytes_results_and_results_of_every_size():
-    data = bytes(range(256)) * 300  # 75 KiB: beyond what Go lends C (bytesresult.go's lendMax)
+    data = bytes(range(256)) * 300  # 75 KiB
     for n in (0, 1, 1024, 64 << 10, (64 << 10) + 1, len(data)):
         a, b = valmod.halves(data[:n])
         assert (a, b) == (data[:n // 2], data[n // 2:n]) and type(a) is bytes and type(b) is bytes
@@ -166,8 +166,8 @@ def test_two_bytes_results_and_results_of_every_size():
 
 
 def test_bytes_results_survive_go_collecting_garbage_meanwhile():
-    """Go lends C a result's memory until C has copied it: with Go's GC and
-    allocation running beside the calls, every result is what Go made."""
+    """With Go's GC and allocation running beside the calls, every bytes
+    result is what Go made."""
     valmod.gc_storm(True)
     try:
         for i in range(50_000):

@@ -102,7 +102,7 @@ func sumDuring(b []byte, f func()) int {
 	return s
 }
 
-// halves returns two new slices: both results lent to C at once.
+// halves returns two new slices: two bytes results of one call.
 func halves(b []byte) ([]byte, []byte) {
 	return slices.Clone(b[:len(b)/2]), slices.Clone(b[len(b)/2:])
 }
