@@ -394,6 +394,22 @@ static __attribute__((noinline)) int value_arg(const gdl_fn* fn, int i, PyObject
   return gdl_value_from(fn->sig[i], fn->elem[i], obj, v, &w);
 }
 
+/* An argument that is no array at all (no __dlpack__, no buffer: a str, a
+ * list without Convert) is a TypeError naming the function and the argument,
+ * saying what the parameter takes, as CPython words a wrong argument type. */
+static void not_an_array(const gdl_fn* fn, int i, PyObject* obj) {
+  if (!PyErr_ExceptionMatches(PyExc_TypeError) || PyObject_HasAttrString(obj, "__dlpack__") ||
+      PyObject_CheckBuffer(obj) || PyCapsule_CheckExact(obj))
+    return;
+  PyErr_Clear();
+  if (fn->elem[i].bits != 0) /* a typed slice or N-d view: buffers too */
+    PyErr_Format(PyExc_TypeError, "%s() argument %d must be an array or a bytes-like object, not %.200s", fn->name,
+                 i + 1, Py_TYPE(obj)->tp_name);
+  else
+    PyErr_Format(PyExc_TypeError, "%s() argument %d must be an array (an object with __dlpack__), not %.200s",
+                 fn->name, i + 1, Py_TYPE(obj)->tp_name);
+}
+
 static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   gdl_value* v = &a->v[i];
   if (fn->elem[i].opt) { /* a *T: None is nil (pointers.go) */
@@ -425,7 +441,9 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
     case GDL_V_STR:
       return value_arg(fn, i, obj, v);
     case GDL_V_ARRAY:
-      return array_arg(fn, i, obj, a);
+      if (array_arg(fn, i, obj, a) == 0) return 0;
+      not_an_array(fn, i, obj);
+      return -1;
     case GDL_V_OBJ:
       return gdl_obj_arg(fn, i, obj, v);
     case GDL_V_CALLABLE: /* a Go func (callback.go): Go takes the reference */

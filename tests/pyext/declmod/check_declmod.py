@@ -85,6 +85,17 @@ def test_several_results_errors_and_requirements():
     assert declmod.eight(1, 2, 3, 4, 5, 6, 7, h=8) == 36
 
 
+def test_what_is_no_array_is_a_type_error_naming_the_argument():
+    with pytest.raises(TypeError, match=r"^total\(\) argument 'x' must be an array or a bytes-like object, not str$"):
+        declmod.total("abc")
+    with pytest.raises(TypeError, match=r"^dtype_of\(\) argument 't' must be an array \(an object with __dlpack__\), "
+                                        r"not list$"):
+        declmod.dtype_of([[1.0, 2.0]])
+    with pytest.raises(TypeError, match=r"^Bag.extend\(\) argument 'x' must be an array or a bytes-like object, not "
+                                        r"NoneType$"):
+        declmod.Bag().extend(None)
+
+
 def test_none_as_a_default_of_a_pointer_parameter():
     assert declmod.at_least(1.0) == 1.0
     assert declmod.at_least(1.0, 2.0) == 2.0 and declmod.at_least(3.0, lo=2.0) == 3.0
