@@ -299,8 +299,6 @@ MUTANTS = [
            "  if (finalizing()) { /* atexit hooks have run", "  if (0) { /* atexit hooks have run", CBMOD),
     Mutant("callbacks: a collection releases kept callables", "pyext/callback.go",
            "\t\tif h.ref.Value() == nil {", "\t\tif true || h.ref.Value() == nil {", CBMOD),
-    Mutant("callbacks: the hook runs on the wrong generation", "pyext/ext_pyobj.c",
-           "      PyLong_AsLong(gen) == 2 && !gdl_forked())", "      PyLong_AsLong(gen) == 3 && !gdl_forked())", CBMOD),
     Mutant("callbacks: the hook asks Go in a forked child", "pyext/ext_pyobj.c",
            "      PyLong_AsLong(gen) == 2 && !gdl_forked())", "      PyLong_AsLong(gen) == 2)", CBMOD),
     # --- issue 39: bytes and tuple results (pyext/ext.c, results.go, typed.go) --------------------
