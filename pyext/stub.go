@@ -68,20 +68,39 @@ func (m *Module) Stub() string {
 	return b.String()
 }
 
+// allFuncs is every function the stub describes: the module's, and each
+// class's methods, constructor and special methods (those defined).
+func (m *Module) allFuncs() []*goFunc {
+	var fns []*goFunc
+	add := func(f *goFunc) {
+		if f != nil && f.typ != nil {
+			fns = append(fns, f)
+		}
+	}
+	for _, f := range m.funcs {
+		add(f)
+	}
+	for _, ci := range m.classes {
+		for _, f := range ci.methods {
+			add(f)
+		}
+		add(ci.ctor)
+		for _, sp := range ci.specials {
+			add(sp.fn)
+		}
+	}
+	return fns
+}
+
 // iterates says whether a class has Iter, or a function or method returns
 // a Go sequence (the stub imports Iterator).
 func (m *Module) iterates() bool {
-	fns := append([]*goFunc{}, m.funcs...)
 	for _, ci := range m.classes {
 		if ci.special("__iter__") != nil {
 			return true
 		}
-		fns = append(fns, ci.methods...)
-		for _, sp := range ci.specials {
-			fns = append(fns, sp.fn)
-		}
 	}
-	for _, f := range fns {
+	for _, f := range m.allFuncs() {
 		for i := 0; i < f.typ.NumOut(); i++ {
 			if _, ok := seqElems(f.typ.Out(i)); ok {
 				return true
@@ -94,12 +113,8 @@ func (m *Module) iterates() bool {
 // converts says whether a function or method converts any argument, so
 // that the stub imports numpy.typing's ArrayLike.
 func (m *Module) converts() bool {
-	fns := append([]*goFunc{}, m.funcs...)
-	for _, ci := range m.classes {
-		fns = append(append(fns, ci.methods...), ci.ctor)
-	}
-	for _, f := range fns {
-		for i := 0; f != nil && i < f.typ.NumIn(); i++ {
+	for _, f := range m.allFuncs() {
+		for i := 0; i < f.typ.NumIn(); i++ {
 			if f.convertsParam(i) {
 				return true
 			}

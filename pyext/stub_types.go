@@ -93,15 +93,8 @@ func callableStub(t reflect.Type) string {
 // callsBack says whether a parameter of a function or method of m is a Go
 // func, so that the stub imports Callable.
 func (m *Module) callsBack() bool {
-	fns := append([]*goFunc{}, m.funcs...)
-	for _, ci := range m.classes {
-		fns = append(append(fns, ci.methods...), ci.ctor)
-		for _, sp := range ci.specials {
-			fns = append(fns, sp.fn)
-		}
-	}
-	for _, f := range fns {
-		for i := 0; f != nil && f.typ != nil && i < f.typ.NumIn(); i++ {
+	for _, f := range m.allFuncs() {
+		for i := 0; i < f.typ.NumIn(); i++ {
 			if f.typ.In(i).Kind() == reflect.Func {
 				return true
 			}

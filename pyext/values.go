@@ -117,17 +117,7 @@ func (m *Module) stubImports() string {
 		dt = dt || t == timeType || t == durationType
 		os = os || t == pathType
 	}
-	fns := append([]*goFunc{}, m.funcs...)
-	for _, ci := range m.classes {
-		fns = append(append(fns, ci.methods...), ci.ctor)
-		for _, sp := range ci.specials {
-			fns = append(fns, sp.fn)
-		}
-	}
-	for _, f := range fns {
-		if f == nil || f.typ == nil {
-			continue
-		}
+	for _, f := range m.allFuncs() {
 		for i := 0; i < f.typ.NumIn(); i++ {
 			visit(f.typ.In(i))
 		}
