@@ -46,38 +46,10 @@ func words(s string) ([]word, error) {
 	return out, nil
 }
 
-// closing is the index of the parenthesis closing the one at open (quotes
-// respected).
-func closing(s string, open int) (int, error) {
+// scan calls at for each byte of s outside quotes, with the depth of
+// brackets after it; at returning false stops the scan.
+func scan(s string, at func(i int, c byte, depth int) bool) {
 	depth := 0
-	var quote byte
-	for i := open; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '(' || c == '[':
-			depth++
-		case c == ')' || c == ']':
-			depth--
-			if depth == 0 {
-				return i, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("unbalanced parentheses in %q", s[open:])
-}
-
-// splitTop splits s at the commas outside parentheses and quotes.
-func splitTop(s string) []string {
-	var out []string
-	depth, start := 0, 0
 	var quote byte
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -88,17 +60,49 @@ func splitTop(s string) []string {
 			} else if c == quote {
 				quote = 0
 			}
+			continue
 		case c == '\'' || c == '"':
 			quote = c
+			continue
 		case c == '(' || c == '[' || c == '{':
 			depth++
 		case c == ')' || c == ']' || c == '}':
 			depth--
-		case c == ',' && depth == 0:
+		}
+		if !at(i, c, depth) {
+			return
+		}
+	}
+}
+
+// closing is the index of the parenthesis closing the one at open (quotes
+// respected).
+func closing(s string, open int) (int, error) {
+	end := -1
+	scan(s[open:], func(i int, c byte, depth int) bool {
+		if depth == 0 && (c == ')' || c == ']' || c == '}') {
+			end = open + i
+			return false
+		}
+		return true
+	})
+	if end < 0 {
+		return 0, fmt.Errorf("unbalanced parentheses in %q", s[open:])
+	}
+	return end, nil
+}
+
+// splitTop splits s at the commas outside parentheses and quotes.
+func splitTop(s string) []string {
+	var out []string
+	start := 0
+	scan(s, func(i int, c byte, depth int) bool {
+		if c == ',' && depth == 0 {
 			out = append(out, strings.TrimSpace(s[start:i]))
 			start = i + 1
 		}
-	}
+		return true
+	})
 	if t := strings.TrimSpace(s[start:]); t != "" || len(out) > 0 {
 		out = append(out, t)
 	}
