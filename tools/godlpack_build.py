@@ -397,8 +397,12 @@ def write_stub(out: str) -> str | None:
     if stub is None:
         return None
     path = os.path.join(os.path.dirname(os.path.abspath(out)), name + ".pyi")
-    with open(path, "w", encoding="utf-8") as f:
+    # Whole or not at all (renamed over it): a build beside this one, or mypy,
+    # reads the old stub or the new one, never a truncated one.
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
         f.write(stub)
+    os.replace(tmp, path)
     return path
 
 

@@ -76,5 +76,29 @@ func run(dir string, check bool) error {
 	if check {
 		return fmt.Errorf("%s is not up to date: run pyextgen", path)
 	}
-	return os.WriteFile(path, src, 0o644)
+	return replaceFile(path, src)
+}
+
+// replaceFile writes path whole or not at all (a temporary file renamed over
+// it), so that a build running beside this one (another Python's, a test's)
+// reads the old file or the new one, never a truncated one.
+func replaceFile(path string, src []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".pyext_gen-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(src)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -220,4 +222,27 @@ func TestAGeneratedFileIsRemovedAndAForeignOneKept(t *testing.T) {
 	err := run(root, false)
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "not written by pyextgen"))
+}
+
+func TestAReaderBesideTheWriterSeesAWholeFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), generated)
+	a, b := bytes.Repeat([]byte("a"), 1<<16), bytes.Repeat([]byte("b"), 1<<17)
+	require.NoError(t, replaceFile(path, a))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 300; i++ {
+			assert.NoError(t, replaceFile(path, [][]byte{a, b}[i%2]))
+		}
+	}()
+	for i := 0; i < 300; i++ {
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(got, a) || bytes.Equal(got, b), "read %d bytes: a torn write", len(got))
+	}
+	wg.Wait()
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(path), ".pyext_gen-*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "no temporary file is left")
 }
