@@ -318,11 +318,16 @@ def test_eight_go_extensions_and_godlpack_run_together(spin_dir):
 
 
 NOTIFY = r"""
-import os, signal, time, spin_a
+import os, signal, time
+# Python's own handler, whatever this process inherited: a shell runs a
+# background job (a CI lane, `cmd &`) with SIGINT ignored, and Python then
+# installs none. Before the import, so that Go's runtime finds it to forward to.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import spin_a
 def fire():
-    # Waits for an outcome, not a fixed time (a loaded machine may run the
-    # handler's thread late): Python's KeyboardInterrupt, or Go's count rising
-    # (then a little longer, for a KeyboardInterrupt that should not come).
+    # Waits for an outcome, not a fixed time: Python's KeyboardInterrupt, or
+    # Go's count rising (then a little longer, for a KeyboardInterrupt that
+    # should not come).
     counted = spin_a.interrupts()
     try:
         os.kill(os.getpid(), signal.SIGINT)
