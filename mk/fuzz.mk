@@ -3,6 +3,9 @@
 # <package>/testdata/fuzz/<Target>/: commit them, and plain `go test` runs
 # them as seeds from then on (consumer/testdata/fuzz/FuzzValidate holds some).
 FUZZTIME ?= 60s
+# FUZZFLAGS=-parallel=1: one fuzzing worker (default: one per CPU), for a run
+# beside other work (CI's lanes).
+FUZZFLAGS ?=
 # dir:FuzzName for every `func FuzzName` in a _test.go file; each runs in its
 # folder, so the examples' own Go modules (examples/vecmath) fuzz too.
 FUZZ_TARGETS = $(shell git ls-files '*_test.go' | xargs grep -o '^func Fuzz[A-Za-z0-9_]*' | \
@@ -11,5 +14,5 @@ FUZZ_TARGETS = $(shell git ls-files '*_test.go' | xargs grep -o '^func Fuzz[A-Za
 fuzz:
 	@set -e; for pt in $(FUZZ_TARGETS); do \
 	  pkg=$${pt%%:*}; t=$${pt##*:}; echo "== $$t in $$pkg for $(FUZZTIME)"; \
-	  (cd $$pkg && go test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) .); \
+	  (cd $$pkg && go test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $(FUZZFLAGS) .); \
 	done

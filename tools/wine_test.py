@@ -15,7 +15,7 @@ and runs
            tools/godlpack_build.py's generate), cross-built, checked, and its
            own tests (test_NAME.py) run.
 
-    python tools/wine_test.py [--only core|pyext|runtimes|scaffold]...
+    python tools/wine_test.py [--only core|pyext|runtimes|scaffold]... [--install-only]
 
 Set-up, each step cached under $GODLPACK_CROSS_CACHE/wine and done only
 when missing: Debian's wine and wine64 (apt-get), the Windows CPython,
@@ -340,10 +340,14 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="wine_test.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--only", action="append", choices=["core", "pyext", "runtimes", "scaffold"])
     p.add_argument("-o", "--out", default=os.path.join(ROOT, "build", "wine"))
+    p.add_argument("--install-only", action="store_true",
+                   help="install Debian's wine where missing, and exit (CI: before its lanes, one apt at a time)")
     a = p.parse_args(argv)
     steps = a.only or ["core", "pyext", "runtimes", "scaffold"]
     t0 = time.monotonic()
     wine = ensure_wine()
+    if a.install_only:
+        return 0
     home = python_home()
     pfx = prefix(wine, home)
     log(f"set-up {time.monotonic() - t0:.1f} s ({wine_dir()})")

@@ -45,6 +45,7 @@ def test_the_stub_types_operators_and_slices(tmp_path):
         assert f"bad.py:{line}: error" in bad, bad
 
 
+@pytest.mark.one_python
 def test_the_docs_example_builds_and_its_session_holds(tmp_path):
     """docs/operators.md's example, as written, built and doctested."""
     out = doc_example(tmp_path, "operators.md", "vecops")

@@ -64,6 +64,7 @@ def test_vecmath_and_godlpack_in_one_process(vecmath_path, first):
     assert runtimes == "[(False, True), (True, True)]", runtimes
 
 
+@pytest.mark.one_python
 def test_vecmath_go_tests_pass():
     """examples/vecmath's own Go tests (its stub is the build's: no Go test keeps one)."""
     env = dict(os.environ, CGO_CFLAGS=f"-I{sysconfig.get_paths()['include']}", GOFLAGS="-buildvcs=false")

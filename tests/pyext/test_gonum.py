@@ -61,6 +61,7 @@ def test_the_stub_under_mypy(tmp_path):
     assert 'Incompatible types in assignment (expression has type "Tensor", variable has type "float")' in bad, bad
 
 
+@pytest.mark.one_python
 def test_the_docs_example_builds_in_a_new_project(tmp_path):
     """docs/gonum.md's example, as written there: a project from `godlpack
     new`, the Go code of its first go block added to main.go, `go get

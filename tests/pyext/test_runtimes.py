@@ -147,8 +147,7 @@ for name, m in mods.items():
         t = threading.Thread(target=m.tiny_spin, args=(spin,))
         t.start()
         time.sleep(0.2)
-        out["gc_ms"][name] = m.tiny_gc_ms()
-        out["still_spinning"][name] = t.is_alive()
+        gc_ms, spinning = m.tiny_gc_ms, t.is_alive
     else:
         t = threading.Thread(target=m.spin, args=(spin,))
         t.start()
@@ -157,8 +156,15 @@ for name, m in mods.items():
             assert time.monotonic() < deadline, "spin never started"
             time.sleep(0.001)
         time.sleep(0.02)
-        out["gc_ms"][name] = m.gc_ms()
-        out["still_spinning"][name] = m.is_spinning()
+        gc_ms, spinning = m.gc_ms, m.is_spinning
+    # The least of up to three GCs made while the loop spins: one that a busy
+    # machine kept off the CPU says nothing of the runtime (one that waited
+    # for the loop's end leaves no second one).
+    runs = []  # (ms, the loop still spun when the GC returned)
+    while len(runs) < 3 and (not runs or runs[-1][1]):
+        ms = gc_ms()
+        runs.append((ms, spinning()))
+    out["gc_ms"][name], out["still_spinning"][name] = min(runs, key=lambda r: (not r[1], r[0]))
     t.join(60)
     assert not t.is_alive(), name + ": spin did not end"
 import godlpack
