@@ -1,9 +1,11 @@
 package pyext
 
-// bytesresult.go: a []byte result as Python bytes, one copy: with the GIL
-// held Go makes the bytes object from its own memory (a Go pointer passed
-// to C for the length of that call only, as cgo's rules allow); Go hands C
-// a malloc'd copy when it runs without the GIL (ReleaseGIL).
+// bytesresult.go: a []byte result as Python bytes, one copy: into the
+// object C made before the call where the function's last two results had
+// this size (ext.c's bytes_ahead); else, with the GIL held, Go makes the
+// bytes object from its own memory (a Go pointer passed to C for the length
+// of that call only, as cgo's rules allow); Go hands C a malloc'd copy when
+// it runs without the GIL (ReleaseGIL).
 
 /*
 #include <stdlib.h>
@@ -58,6 +60,11 @@ func isBytes(t reflect.Type) bool {
 }
 
 func putBytes(b []byte, v *C.gdl_value) error {
+	if v.data != nil && C.int64_t(len(b)) == v.ncap { // C made the object at this size (ext.c's bytes_ahead)
+		copy(unsafe.Slice((*byte)(v.data), len(b)), b) // C's memory: the one copy, no call into C
+		v.s, v.n, v.versioned = nil, C.int64_t(len(b)), 0
+		return nil
+	}
 	v.p, v.s, v.n, v.versioned = nil, nil, C.int64_t(len(b)), 0
 	var data *C.char
 	if len(b) > 0 {

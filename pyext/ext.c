@@ -674,6 +674,33 @@ static int bind(const gdl_fn* fn, int off, PyObject* const* args, Py_ssize_t nar
   return 0;
 }
 
+/* A bytes result made ahead: where result i of fn had the same size in its
+ * last two calls, C makes this call's bytes object at that size before Go
+ * runs (v->p, its buffer v->data, the size v->ncap), and Go copies its
+ * slice into it: the one copy, without a call from Go into C. A result of
+ * another size is made as before and the object made ahead dropped. */
+static PyObject* bytes_ahead(const gdl_fn* fn, int i, gdl_value* v) {
+  int64_t seen = __atomic_load_n((int64_t*)&fn->bytes_seen[i], __ATOMIC_RELAXED);
+  if (!(seen & 1) || (seen >> 1) == 0) return NULL;
+  PyObject* b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(seen >> 1));
+  if (b == NULL) {
+    PyErr_Clear(); /* Go makes it then, or says there is no memory */
+    return NULL;
+  }
+  v->p = b;
+  v->data = PyBytes_AS_STRING(b);
+  v->ncap = seen >> 1;
+  return b;
+}
+
+/* Remembers a bytes result's size n for bytes_ahead. */
+static void bytes_seen(const gdl_fn* fn, int i, int64_t n) {
+  int64_t* p = (int64_t*)&fn->bytes_seen[i];
+  int64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  int64_t now = (n << 1) | (old != 0 && (old >> 1) == n);
+  if (now != old) __atomic_store_n(p, now, __ATOMIC_RELAXED);
+}
+
 /* Calls Go with the converted arguments a, then lets go of them and builds
  * the results. */
 static PyObject* go_call(const gdl_fn* fn, call_args* a) {
@@ -684,9 +711,12 @@ static PyObject* go_call(const gdl_fn* fn, call_args* a) {
     free_arrays(a, fn->nparams);
     return NULL;
   }
+  PyObject* ahead[GDL_MAX_RESULTS];
   for (int i = 0; i < fn->nresults; i++) {
     out[i].serial = !fn->release_gil; /* GDL_V_BYTES, GDL_V_BYTEARRAY: Go makes the object, with the GIL */
     out[i].none = 0;                  /* set by Go for a nil *T only */
+    out[i].data = NULL;
+    ahead[i] = fn->kinds[i] == GDL_V_BYTES ? bytes_ahead(fn, i, &out[i]) : NULL;
   }
   gdl_call c = {
       .id = fn->id, .nin = fn->nparams, .in = a->v, .out = out, .nout = 0, .errlen = sizeof err, .err = err, .exc = 0};
@@ -697,6 +727,12 @@ static PyObject* go_call(const gdl_fn* fn, call_args* a) {
     kind = gdlpyCall(&c);
   }
   int nout = c.nout;
+  for (int i = 0; i < fn->nresults; i++) {
+    if (fn->kinds[i] != GDL_V_BYTES) continue;
+    int made = i < nout && !out[i].none;
+    if (made && kind == GDL_ERR_NONE) bytes_seen(fn, i, out[i].n);
+    if (ahead[i] != NULL && !(made && out[i].p == ahead[i])) Py_DECREF(ahead[i]); /* Go made its own, or none */
+  }
   for (int i = 0; a->arrays && i < fn->nparams; i++) {
     if (a->how[i] == ARG_REQ) gdl_req_write_back(&a->v[i]); /* pyext.ConvertWriteBack */
   }

@@ -313,6 +313,12 @@ MUTANTS = [
            "if err == nil && rc.isErr {", "if false && err == nil && rc.isErr {", [], [("./pyext", "TestTupleWrapper")]),
     Mutant("results: a []byte result is a Tensor again", "pyext/results.go",
            "if isBytes(t) {", "if false {", VALMOD),
+    Mutant("results: a bytes object made ahead and left unused is never dropped", "pyext/ext.c",
+           "!(made && out[i].p == ahead[i])) Py_DECREF(ahead[i]);", "!(made && out[i].p == ahead[i])) (void)0;",
+           VALMOD),
+    Mutant("results: Go fills a bytes object made ahead at another size", "pyext/bytesresult.go",
+           "if v.data != nil && C.int64_t(len(b)) == v.ncap {", "if v.data != nil && C.int64_t(len(b)) <= v.ncap {",
+           VALMOD),
     # --- issue 39: declared once (pyext/pyextgen), read-only by default, "/" and "*" ----------------
     Mutant("arrays: every array parameter writable again (no Writes, no read-only)", "pyext/funcs.go",
            "\tc.writes = C.uint32_t(mask)", "\tc.writes = C.uint32_t(1<<nparams - 1)", DECLMOD),

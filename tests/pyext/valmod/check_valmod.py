@@ -111,6 +111,31 @@ def test_100k_bytes_results_keep_rss_stable(f):
     assert growth_kib(lambda: f(*args)) < 8192, "a leak of bytes results"
 
 
+@pytest.mark.parametrize("f", [valmod.fill, valmod.fill_nogil, valmod.fill_refl_nogil])
+def test_bytes_of_a_size_seen_before_and_of_a_new_one_are_each_right(f):
+    """After two results of one size C makes the next call's bytes object
+    at that size before Go runs (ext.c's bytes_ahead); a result of another
+    size is made as before. Each is the function's own result."""
+    for i, n in enumerate([4, 4, 4, 4, 5, 5, 3, 3, 3, 0, 0, 0, 1024, 1024, 1024, 7, 1024, 1024, 1 << 20, 1 << 20, 1 << 20]):
+        r = f(n, i)
+        assert type(r) is bytes and r == bytes([i]) * n, (i, n)
+
+
+@pytest.mark.skipif(bool(os.environ.get("GODLPACK_SANITIZER")), reason="RSS is meaningless under a sanitizer")
+def test_a_bytes_object_made_ahead_and_left_unused_is_freed():
+    """The object made ahead, left when the size changes or the call raises:
+    64 KiB a call (300 MiB a window) if it stayed."""
+    big = 1 << 16
+    def other_size():
+        valmod.fill(big, 1), valmod.fill(big, 2), valmod.fill(big + 1, 3)
+    def raises():
+        valmod.maybe(big), valmod.maybe(big)
+        with pytest.raises(ValueError):
+            valmod.maybe(-1)
+    for call in (other_size, raises):
+        assert growth_kib(call, n=5_000) < 8192, f"{call.__name__}: a leak of the object made ahead"
+
+
 class Sub(bytes):
     """A bytes subclass: the general buffer path takes it, not bytes' own."""
 
