@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -418,10 +419,38 @@ class Tree:
             if rc:
                 return "DOES NOT BUILD", _tail(out), time.monotonic() - t1
             self.built_in = time.monotonic() - t1
+            # The test that killed it last time first (KILLERS): a failure there is a kill
+            # without the tests before it in its file; 4 and 5 (no such test) are none.
+            first = killers.get(m.name)
+            if first and m.pytest:
+                rc, out = _run([self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", first],
+                               self.path, self.env, 600)
+                if rc not in (0, 4, 5):
+                    return "killed", f"by {first} (first)", time.monotonic() - t1
             rc, out = self.test(m)
-            return ("killed", _tail(out, 2), time.monotonic() - t1) if rc else ("SURVIVED", "", time.monotonic() - t1)
+            if not rc:
+                return "SURVIVED", "", time.monotonic() - t1
+            killer = _failed_test(out)
+            if killer:
+                killers[m.name] = killer
+            return "killed", f"by {killer or '?'}: " + _tail(out, 1), time.monotonic() - t1
         finally:
             open(path, "w").write(original)
+
+
+# Each mutant's killing test (pytest node id), run before its list: kept in
+# KILLERS_FILE, rewritten by --record-killers. A stale entry only costs
+# the full list's run.
+KILLERS_FILE = os.path.join(ROOT, "tools", "mutant_killers.json")
+killers: dict[str, str] = {}
+
+
+def _failed_test(out: str) -> str | None:
+    """The node id of the first test pytest reports FAILED or ERROR in out."""
+    for line in out.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            return line.split()[1]
+    return None
 
 
 def _module_dirs() -> set[str]:
@@ -447,6 +476,8 @@ def main() -> int:
     ap.add_argument("--baseline", choices=["full", "collect"], default="full",
                     help="the unmutated copy's check: its tests pass (full), or only import (collect: for a run "
                          "beside make test, which runs them on the same tree)")
+    ap.add_argument("--record-killers", action="store_true",
+                    help=f"rewrite {os.path.relpath(KILLERS_FILE, ROOT)} with the tests that killed this run's mutants")
     ap.add_argument("names", nargs="*", help="run only mutants whose name contains one of these")
     args = ap.parse_args()
     chosen = [m for m in MUTANTS if not args.names or any(s in m.name for s in args.names)]
@@ -455,6 +486,9 @@ def main() -> int:
             print(f"{m.name}  [{m.file}]")
         return 0
     t0 = time.monotonic()
+    if os.path.exists(KILLERS_FILE):
+        with open(KILLERS_FILE) as f:
+            killers.update(json.load(f))
     jobs = max(1, min(args.jobs, len(chosen)))
     tmps = [tempfile.mkdtemp(prefix="godlpack-mutants-") for _ in range(jobs)]
     try:
@@ -516,6 +550,12 @@ def main() -> int:
             print(f"  survived: {n}")
         for n in broken:
             print(f"  does not build: {n}")
+        if args.record_killers:
+            known = {m.name for m in MUTANTS}
+            with open(KILLERS_FILE, "w") as f:
+                json.dump({k: v for k, v in sorted(killers.items()) if k in known}, f, indent=1)
+                f.write("\n")
+            print(f"wrote {os.path.relpath(KILLERS_FILE, ROOT)}")
         return 1 if survived or broken else 0
     finally:
         for tmp in tmps:
