@@ -40,7 +40,7 @@ static PyTypeObject* ndarray_type; /* one per file that includes this */
 static inline int is_ndarray(PyObject* obj) {
   PyTypeObject* t = Py_TYPE(obj);
   if (t == ndarray_type) return 1;
-  if (ndarray_type != NULL || (t->tp_flags & Py_TPFLAGS_HEAPTYPE) || strcmp(t->tp_name, "numpy.ndarray") != 0) return 0;
+  if (ndarray_type != NULL || PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE) || strcmp(GDL_TP_NAME(t), "numpy.ndarray") != 0) return 0;
   ndarray_type = t;
   return 1;
 }
