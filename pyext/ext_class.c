@@ -225,10 +225,9 @@ static Py_ssize_t item_len(const gdl_special* sp, PyObject* self) {
 /* The int index key of an item method, from the end when negative, checked
  * against len (the aux function): a new int, or NULL with TypeError or IndexError. */
 static PyObject* item_index(const gdl_special* sp, PyObject* self, PyObject* key) {
-  const char* cls = GDL_TP_NAME(Py_TYPE(self));
-  if (!PyIndex_Check(key)) {
-    PyErr_Format(PyExc_TypeError, "%.200s indices must be integers%s, not %.200s", cls, sp->slice ? " or slices" : "",
-                 GDL_TP_NAME(Py_TYPE(key)));
+  if (!PyIndex_Check(key)) { /* the names only for messages: a limited build's are dear (gdl_tp_name) */
+    PyErr_Format(PyExc_TypeError, "%.200s indices must be integers%s, not %.200s", GDL_TP_NAME(Py_TYPE(self)),
+                 sp->slice ? " or slices" : "", GDL_TP_NAME(Py_TYPE(key)));
     return NULL;
   }
   Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
@@ -237,7 +236,7 @@ static PyObject* item_index(const gdl_special* sp, PyObject* self, PyObject* key
   if (len == -1 && PyErr_Occurred()) return NULL;
   if (i < 0) i += len;
   if (i < 0 || i >= len) {
-    PyErr_Format(PyExc_IndexError, "%.200s index out of range", cls);
+    PyErr_Format(PyExc_IndexError, "%.200s index out of range", GDL_TP_NAME(Py_TYPE(self)));
     return NULL;
   }
   return PyLong_FromSsize_t(i);
