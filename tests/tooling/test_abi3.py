@@ -193,3 +193,34 @@ def test_godlpack_build_abi3_on_an_older_python_is_one_sentence(tmp_path, monkey
     assert cli.main(["develop", "--abi3", str(project)]) == 1
     assert capsys.readouterr().err.startswith("godlpack: a stable-ABI (abi3) build needs CPython >= 3.12")
     assert not glob.glob(str(project / "k*.so"))
+
+
+def test_develop_abi3_builds_name_abi3_so_and_removes_the_other_kind(tmp_path, monkeypatch, capsys):
+    """develop --abi3 (or the project's abi3 = true) builds NAME.abi3.so
+    against the stable ABI and removes a NAME.cpython-*.so of an earlier
+    develop, which Python would import first; a plain develop removes the
+    .abi3.so in turn. The Go build itself is test_one_abi3_wheel's."""
+    from godlpack import cli, scaffold
+
+    project = tmp_path / "k"
+    scaffold.new("k", str(project))
+    specific, stable = project / ("k" + sysconfig.get_config_var("EXT_SUFFIX")), project / "k.abi3.so"
+    calls = []
+
+    def fake_build(out, proj, stable_abi=False):
+        calls.append((os.path.basename(out), stable_abi))
+        open(out, "w").close()
+        return None
+
+    monkeypatch.setattr(cli, "_build", fake_build)
+    specific.write_text("")
+    assert cli.main(["develop", "--abi3", str(project)]) == 0
+    assert calls == [("k.abi3.so", True)] and stable.exists() and not specific.exists()
+    assert cli.main(["develop", str(project)]) == 0
+    assert calls[-1] == (specific.name, False) and specific.exists() and not stable.exists()
+    with open(project / "pyproject.toml", "a") as f:
+        f.write("abi3 = true\n")
+    monkeypatch.delenv("GODLPACK_ABI3", raising=False)
+    assert cli.main(["develop", str(project)]) == 0
+    assert calls[-1] == ("k.abi3.so", True) and stable.exists() and not specific.exists()
+    assert "built " in capsys.readouterr().out
