@@ -66,7 +66,7 @@ PyObject* gdl_capsule_legacy(DLManagedTensor* m) {
 void* gdl_capsule_take(PyObject* capsule, int* versioned) {
   if (!PyCapsule_CheckExact(capsule)) {
     PyErr_Format(PyExc_TypeError, "expected a DLPack PyCapsule, got %.200s",
-                 Py_TYPE(capsule)->tp_name);
+                 GDL_TP_NAME(Py_TYPE(capsule)));
     return NULL;
   }
   const char* name = PyCapsule_GetName(capsule);

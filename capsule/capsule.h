@@ -8,6 +8,7 @@
 #define PY_SSIZE_T_CLEAN
 #include "need_python.h"
 #include <Python.h>
+#include "limited.h"
 #include "godlpack/dlpack.h"
 
 extern const char GDL_NAME_LEGACY[];         /* "dltensor" */

@@ -329,7 +329,7 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
                    "%s(): argument %d is a %.200s, which its producer (JAX) treats as immutable, and %s may write to "
                    "it (its Go definition declares it written: writes(...), pyext.Writes); pass a mutable copy "
                    "(e.g. numpy.array(x))",
-                   fn->name, i + 1, Py_TYPE(obj)->tp_name, fn->name);
+                   fn->name, i + 1, GDL_TP_NAME(Py_TYPE(obj)), fn->name);
       return -1;
     }
   }
@@ -404,10 +404,10 @@ static void not_an_array(const gdl_fn* fn, int i, PyObject* obj) {
   PyErr_Clear();
   if (fn->elem[i].bits != 0) /* a typed slice or N-d view: buffers too */
     PyErr_Format(PyExc_TypeError, "%s() argument %d must be an array or a bytes-like object, not %.200s", fn->name,
-                 i + 1, Py_TYPE(obj)->tp_name);
+                 i + 1, GDL_TP_NAME(Py_TYPE(obj)));
   else
     PyErr_Format(PyExc_TypeError, "%s() argument %d must be an array (an object with __dlpack__), not %.200s",
-                 fn->name, i + 1, Py_TYPE(obj)->tp_name);
+                 fn->name, i + 1, GDL_TP_NAME(Py_TYPE(obj)));
 }
 
 static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
@@ -449,7 +449,7 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
     case GDL_V_CALLABLE: /* a Go func (callback.go): Go takes the reference */
       if (!PyCallable_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s() argument %d must be callable, not %.200s", fn->name, i + 1,
-                     Py_TYPE(obj)->tp_name);
+                     GDL_TP_NAME(Py_TYPE(obj)));
         return -1;
       }
       if (gdl_py_watch_exit() < 0) return -1;
@@ -594,7 +594,7 @@ static void name_argument(const gdl_fn* fn, int i) {
   Py_XDECREF(from);
   Py_XDECREF(to);
   Py_XDECREF(msg);
-  if (repl == NULL || !PyObject_TypeCheck(ev, (PyTypeObject*)et) || Py_TYPE(ev)->tp_init != ((PyTypeObject*)et)->tp_init) {
+  if (repl == NULL || !PyObject_TypeCheck(ev, (PyTypeObject*)et) || GDL_SLOT(Py_TYPE(ev), tp_init, initproc) != GDL_SLOT((PyTypeObject*)et, tp_init, initproc)) {
     Py_XDECREF(repl);
     PyErr_Clear();
     PyErr_Restore(et, ev, etb);
@@ -822,7 +822,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
     if (gdl_is_obj(fn->cls[0], self)) return NULL; /* of the class, but holding no Go value */
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "descriptor '%s' for '%s' objects doesn't apply to a '%.200s' object",
-                 gdl_short_name(fn->name), gdl_class_name(fn->cls[0]), Py_TYPE(self)->tp_name);
+                 gdl_short_name(fn->name), gdl_class_name(fn->cls[0]), GDL_TP_NAME(Py_TYPE(self)));
     return NULL;
   }
   for (int j = 0; j < np; j++) {

@@ -241,7 +241,7 @@ static int convert_numpy(const gdl_fn* fn, int i, const gdl_req* r, PyObject* ob
     PyErr_Fetch(&et, &ev, &etb);
     PyErr_NormalizeException(&et, &ev, &etb);
     PyErr_Format(PyExc_BufferError, "%s: %s, and converting the %.200s to %s failed: %S", arg_label(fn, i, lab, sizeof lab),
-                 why, Py_TYPE(obj)->tp_name, want, ev ? ev : Py_None);
+                 why, GDL_TP_NAME(Py_TYPE(obj)), want, ev ? ev : Py_None);
     Py_XDECREF(et);
     Py_XDECREF(ev);
     Py_XDECREF(etb);
@@ -531,7 +531,7 @@ static int take(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_va
         snprintf(why, sizeof why, "not an array");
         if (r->convert == GDL_CONV_WRITE_BACK) {
           PyErr_Format(PyExc_BufferError, "%s: a %.200s is no array that the function's writes could go back to",
-                       arg_label(fn, i, lab, sizeof lab), Py_TYPE(obj)->tp_name);
+                       arg_label(fn, i, lab, sizeof lab), GDL_TP_NAME(Py_TYPE(obj)));
           return -1;
         }
         return convert_numpy(fn, i, r, obj, v, st, why);
@@ -654,7 +654,11 @@ static int npool;
 
 int gdl_buffer_only(PyObject* obj) {
   PyTypeObject* t = Py_TYPE(obj);
+#ifdef Py_LIMITED_API
+  if (PyType_GetSlot(t, Py_bf_getbuffer) == NULL) return 0;
+#else
   if (t->tp_as_buffer == NULL || t->tp_as_buffer->bf_getbuffer == NULL) return 0;
+#endif
   if (t == &PyBytes_Type || t == &PyByteArray_Type || t == &PyMemoryView_Type) return 1; /* no __dlpack__: no lookup */
   PyObject* m = PyObject_GetAttr(obj, GDL.s_dlpack);
   if (m != NULL) {

@@ -17,7 +17,7 @@ typedef struct {
 int gdl_obj_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   gdl_obj* o = (gdl_obj*)self;
   if (o->handle == 0) {
-    PyErr_Format(PyExc_BufferError, "%.200s object holds no Go value (its __init__ did not run)", Py_TYPE(self)->tp_name);
+    PyErr_Format(PyExc_BufferError, "%.200s object holds no Go value (its __init__ did not run)", GDL_TP_NAME(Py_TYPE(self)));
     return -1;
   }
   if (!gdl_go_ready()) return -1;
@@ -38,7 +38,7 @@ int gdl_obj_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   view_state* st = refusal ? NULL : malloc(sizeof *st);
   if (st == NULL) {
     if (!gdl_forked()) gdlpyReleaseBuffer(b.pin);
-    if (refusal) PyErr_Format(PyExc_BufferError, "the buffer of %.200s %s", Py_TYPE(self)->tp_name, refusal);
+    if (refusal) PyErr_Format(PyExc_BufferError, "the buffer of %.200s %s", GDL_TP_NAME(Py_TYPE(self)), refusal);
     else PyErr_NoMemory();
     return -1;
   }

@@ -51,6 +51,15 @@ static PyObject* method_call(PyObject* callable, PyObject* const* args, size_t n
   return gdl_call_fn(m->fn, args[0], args + 1, nargs - 1, kwnames);
 }
 
+#ifdef Py_LIMITED_API
+static PyTypeObject* method_type; /* a heap type, made once by gdl_add_class */
+static PyObject* bound_method; /* types.MethodType: PyMethod_New is not in the limited API */
+#define METHOD_TYPE method_type
+#define PyMethod_New(f, self) PyObject_CallFunctionObjArgs(bound_method, (f), (self), NULL)
+#else
+#define METHOD_TYPE (&method_type)
+#endif
+
 static PyObject* method_get(PyObject* self, PyObject* obj, PyObject* type) {
   if (obj == NULL || obj == Py_None) return Py_NewRef(self);
   return PyMethod_New(self, obj);
@@ -59,6 +68,9 @@ static PyObject* method_get(PyObject* self, PyObject* obj, PyObject* type) {
 static void method_dealloc(PyObject* self) {
   Py_XDECREF(((gdl_method*)self)->owner);
   PyObject_Free(self);
+#ifdef Py_LIMITED_API
+  Py_DECREF(method_type); /* a heap type's instances hold a reference to it */
+#endif
 }
 
 /* A docstring "name(args)\n--\n\nbody" (CPython's convention): the body
@@ -96,7 +108,7 @@ static PyObject* method_qualname(PyObject* self, void* closure) {
 static PyObject* method_repr(PyObject* self) {
   const gdl_method* m = (const gdl_method*)self;
   return PyUnicode_FromFormat("<method '%s' of '%s' objects>", gdl_short_name(m->fn->name),
-                              ((PyTypeObject*)m->owner)->tp_name);
+                              GDL_TP_NAME((PyTypeObject*)m->owner));
 }
 
 static PyObject* method_objclass(PyObject* self, void* closure) { return Py_NewRef(((gdl_method*)self)->owner); }
@@ -125,6 +137,26 @@ static PyGetSetDef method_getset[] = {{"__objclass__", method_objclass, NULL, NU
                                       {"__qualname__", method_qualname, NULL, NULL, NULL},
                                       {NULL}};
 
+#ifdef Py_LIMITED_API
+static PyMemberDef method_members[] = {
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(gdl_method, vectorcall), Py_READONLY, NULL}, {NULL}};
+
+static int method_type_ready(void) {
+  if (method_type != NULL) return 0;
+  PyType_Slot slots[] = {{Py_tp_dealloc, (void*)method_dealloc}, {Py_tp_call, (void*)PyVectorcall_Call},
+                         {Py_tp_repr, (void*)method_repr},       {Py_tp_descr_get, (void*)method_get},
+                         {Py_tp_getset, method_getset},          {Py_tp_methods, method_methods},
+                         {Py_tp_members, method_members},        {0, NULL}};
+  PyType_Spec spec = {"godlpack.go_method", sizeof(gdl_method), 0,
+                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR, slots};
+  PyObject* types = PyImport_ImportModule("types");
+  bound_method = types ? PyObject_GetAttrString(types, "MethodType") : NULL;
+  Py_XDECREF(types);
+  if (bound_method == NULL) return -1;
+  method_type = (PyTypeObject*)PyType_FromSpec(&spec);
+  return method_type ? 0 : -1;
+}
+#else
 static PyTypeObject method_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "godlpack.go_method",
     .tp_basicsize = sizeof(gdl_method),
@@ -137,6 +169,9 @@ static PyTypeObject method_type = {
     .tp_getset = method_getset,
     .tp_methods = method_methods,
 };
+
+static int method_type_ready(void) { return PyType_Ready(&method_type); }
+#endif
 
 /* The Go class of each type made for one (every import of every module
  * adds its own), for tp_new, __init__, pickling: a list, newest first,
@@ -190,10 +225,9 @@ static Py_ssize_t item_len(const gdl_special* sp, PyObject* self) {
 /* The int index key of an item method, from the end when negative, checked
  * against len (the aux function): a new int, or NULL with TypeError or IndexError. */
 static PyObject* item_index(const gdl_special* sp, PyObject* self, PyObject* key) {
-  const char* cls = Py_TYPE(self)->tp_name;
-  if (!PyIndex_Check(key)) {
-    PyErr_Format(PyExc_TypeError, "%.200s indices must be integers%s, not %.200s", cls, sp->slice ? " or slices" : "",
-                 Py_TYPE(key)->tp_name);
+  if (!PyIndex_Check(key)) { /* the names only for messages: a limited build's are dear (gdl_tp_name) */
+    PyErr_Format(PyExc_TypeError, "%.200s indices must be integers%s, not %.200s", GDL_TP_NAME(Py_TYPE(self)),
+                 sp->slice ? " or slices" : "", GDL_TP_NAME(Py_TYPE(key)));
     return NULL;
   }
   Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
@@ -202,7 +236,7 @@ static PyObject* item_index(const gdl_special* sp, PyObject* self, PyObject* key
   if (len == -1 && PyErr_Occurred()) return NULL;
   if (i < 0) i += len;
   if (i < 0 || i >= len) {
-    PyErr_Format(PyExc_IndexError, "%.200s index out of range", cls);
+    PyErr_Format(PyExc_IndexError, "%.200s index out of range", GDL_TP_NAME(Py_TYPE(self)));
     return NULL;
   }
   return PyLong_FromSsize_t(i);
@@ -238,11 +272,19 @@ static PyObject* slice_call(const gdl_special* sp, PyObject* self, PyObject* key
  * no such type is not in the object, while the Go function's own TypeError
  * still propagates). */
 static int arg_takes(const gdl_fn* fn, int i, PyObject* obj, int strict) {
+#ifndef Py_LIMITED_API
   PyNumberMethods* nb = Py_TYPE(obj)->tp_as_number;
+#endif
   switch (fn->sig[i]) {
     case GDL_V_FLOAT:
+#ifdef Py_LIMITED_API
+      return PyFloat_Check(obj) || PyLong_Check(obj) ||
+             (!strict && (PyType_GetSlot(Py_TYPE(obj), Py_nb_float) != NULL ||
+                          PyType_GetSlot(Py_TYPE(obj), Py_nb_index) != NULL));
+#else
       return PyFloat_Check(obj) || PyLong_Check(obj) ||
              (!strict && nb != NULL && (nb->nb_float != NULL || nb->nb_index != NULL));
+#endif
     case GDL_V_INT:
     case GDL_V_UINT:
       return !PyBool_Check(obj) && (strict ? PyLong_Check(obj) : PyIndex_Check(obj));
@@ -373,15 +415,23 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
 /* Adds class c's special method sp to type. */
 static int add_special(PyObject* type, const gdl_special* sp) {
   if (gdl_fn_intern_names(sp->fn) < 0) return -1;
-  gdl_method* meth = PyObject_New(gdl_method, &method_type);
+  gdl_method* meth = PyObject_New(gdl_method, METHOD_TYPE);
   if (meth == NULL) return -1;
   meth->vectorcall = special_call;
   meth->fn = sp->fn;
   meth->owner = Py_NewRef(type);
   meth->sp = sp;
   PyObject* attr = (PyObject*)meth;
+#ifdef Py_LIMITED_API /* the builtins staticmethod, classmethod */
+  if (sp->kind == GDL_M_STATIC || sp->kind == GDL_M_CLASS) {
+    PyObject* wrap = PyDict_GetItemString(PyEval_GetBuiltins(), sp->kind == GDL_M_STATIC ? "staticmethod" : "classmethod");
+    attr = wrap ? PyObject_CallOneArg(wrap, attr) : NULL;
+    if (wrap == NULL) PyErr_SetString(PyExc_RuntimeError, "godlpack: no builtin staticmethod/classmethod");
+  }
+#else
   if (sp->kind == GDL_M_STATIC) attr = PyStaticMethod_New(attr);
   else if (sp->kind == GDL_M_CLASS) attr = PyClassMethod_New(attr);
+#endif
   else Py_INCREF(attr);
   Py_DECREF(meth);
   if (attr == NULL) return -1;
@@ -432,7 +482,7 @@ static int prop_set(PyObject* self, PyObject* value, void* closure) {
     return -1;
   }
   if (p->set == NULL) {
-    PyErr_Format(PyExc_AttributeError, "property '%s' of '%s' object has no setter", p->name, Py_TYPE(self)->tp_name);
+    PyErr_Format(PyExc_AttributeError, "property '%s' of '%s' object has no setter", p->name, GDL_TP_NAME(Py_TYPE(self)));
     return -1;
   }
   PyObject* r = gdl_call_fn(p->set, self, &value, 1, NULL);
@@ -444,12 +494,20 @@ static int prop_set(PyObject* self, PyObject* value, void* closure) {
 /* Calls class c's constructor with a call's args and kwds: a new object. */
 static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
   Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwds ? PyDict_GET_SIZE(kwds) : 0;
+#ifndef Py_LIMITED_API
   if (nkw == 0) return gdl_call_fn(c->ctor, NULL, &PyTuple_GET_ITEM(args, 0), nargs, NULL);
+#endif
   PyObject* argv[2 * GDL_MAX_PARAMS + 1];
   if (nargs + nkw > 2 * GDL_MAX_PARAMS) {
     PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments", c->ctor->name, c->ctor->nparams);
     return NULL;
   }
+#ifdef Py_LIMITED_API /* the tuple's items array is not readable: copied */
+  if (nkw == 0) {
+    for (Py_ssize_t i = 0; i < nargs; i++) argv[i] = PyTuple_GET_ITEM(args, i);
+    return gdl_call_fn(c->ctor, NULL, argv, nargs, NULL);
+  }
+#endif
   PyObject* kwnames = PyTuple_New(nkw);
   if (kwnames == NULL) return NULL;
   for (Py_ssize_t i = 0; i < nargs; i++) argv[i] = PyTuple_GET_ITEM(args, i);
@@ -477,16 +535,16 @@ static PyObject* call_ctor(const gdl_class* c, PyObject* args, PyObject* kwds) {
 static PyObject* obj_new(PyTypeObject* type, PyObject* args, PyObject* kwds, int paired) {
   const gdl_class* c = class_of_type(type);
   if (c == NULL || c->ctor == NULL) {
-    PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", type->tp_name);
+    PyErr_Format(PyExc_TypeError, "cannot create '%s' instances", GDL_TP_NAME(type));
     return NULL;
   }
-  if (type->tp_dealloc == gdl_obj_dealloc) { /* the Go class's type, of this import or an earlier one */
+  if (GDL_SLOT(type, tp_dealloc, destructor) == gdl_obj_dealloc) { /* the Go class's type, of this import or an earlier one */
     PyObject* r = call_ctor(c, args, kwds);
     if (r != NULL && Py_TYPE(r) != type && gdl_is_obj(c->id, r)) r = gdl_obj_retype(r, type); /* an earlier import's */
     if (r != NULL && Py_TYPE(r) == type) ((gdl_obj*)r)->fresh = paired;
     return r;
   }
-  gdl_obj* o = (gdl_obj*)type->tp_alloc(type, 0); /* handle 0 until __init__ */
+  gdl_obj* o = (gdl_obj*)GDL_SLOT(type, tp_alloc, allocfunc)(type, 0); /* handle 0 until __init__ */
   if (o != NULL) o->cls = c->id;
   return (PyObject*)o;
 }
@@ -502,17 +560,17 @@ static PyObject* obj_new_method(PyObject* self, PyObject* args, PyObject* kwds) 
   PyTypeObject* type = (PyTypeObject*)self; /* the Go class's type */
   Py_ssize_t n = PyTuple_GET_SIZE(args);
   if (n < 1) {
-    PyErr_Format(PyExc_TypeError, "%s.__new__(): not enough arguments", type->tp_name);
+    PyErr_Format(PyExc_TypeError, "%s.__new__(): not enough arguments", GDL_TP_NAME(type));
     return NULL;
   }
   PyObject* sub = PyTuple_GET_ITEM(args, 0);
   if (!PyType_Check(sub)) {
-    PyErr_Format(PyExc_TypeError, "%s.__new__(X): X is not a type object (%s)", type->tp_name, Py_TYPE(sub)->tp_name);
+    PyErr_Format(PyExc_TypeError, "%s.__new__(X): X is not a type object (%s)", GDL_TP_NAME(type), GDL_TP_NAME(Py_TYPE(sub)));
     return NULL;
   }
   if (!PyType_IsSubtype((PyTypeObject*)sub, type)) {
-    PyErr_Format(PyExc_TypeError, "%s.__new__(%s): %s is not a subtype of %s", type->tp_name,
-                 ((PyTypeObject*)sub)->tp_name, ((PyTypeObject*)sub)->tp_name, type->tp_name);
+    PyErr_Format(PyExc_TypeError, "%s.__new__(%s): %s is not a subtype of %s", GDL_TP_NAME(type),
+                 GDL_TP_NAME((PyTypeObject*)sub), GDL_TP_NAME((PyTypeObject*)sub), GDL_TP_NAME(type));
     return NULL;
   }
   PyObject* rest = PyTuple_GetSlice(args, 1, n);
@@ -530,7 +588,13 @@ static PyMethodDef new_def = {"__new__", (PyCFunction)(void (*)(void))obj_new_me
 static int add_new_method(PyTypeObject* type) {
   PyObject* f = PyCFunction_NewEx(&new_def, (PyObject*)type, NULL);
   if (f == NULL) return -1;
+#ifdef Py_LIMITED_API
+  PyObject* dict = gdl_type_dict(type);
+  int r = dict ? PyDict_SetItemString(dict, "__new__", f) : -1;
+  Py_XDECREF(dict);
+#else
   int r = PyDict_SetItemString(type->tp_dict, "__new__", f);
+#endif
   Py_DECREF(f);
   if (r == 0) PyType_Modified(type);
   return r;
@@ -549,11 +613,11 @@ static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
     o->fresh = 0;
     return 0;
   }
-  if (o->handle != 0 || Py_TYPE(self)->tp_dealloc == gdl_obj_dealloc) {
+  if (o->handle != 0 || GDL_SLOT(Py_TYPE(self), tp_dealloc, destructor) == gdl_obj_dealloc) {
     PyErr_Format(PyExc_TypeError,
                  "%s.__init__: the %.200s object holds its Go value already (__init__ runs once, when the object "
                  "is made: make a new one)",
-                 c->name, Py_TYPE(self)->tp_name);
+                 c->name, GDL_TP_NAME(Py_TYPE(self)));
     return -1;
   }
   PyObject* r = call_ctor(c, args, kwds);
@@ -566,24 +630,24 @@ static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
 
 static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
   gdl_obj* o = (gdl_obj*)self;
-  if (Py_TYPE(self)->tp_dealloc != gdl_obj_dealloc) { /* a Python subclass's object: its state is not Go's alone */
+  if (GDL_SLOT(Py_TYPE(self), tp_dealloc, destructor) != gdl_obj_dealloc) { /* a Python subclass's object: its state is not Go's alone */
     PyTypeObject* base = gdl_go_type(Py_TYPE(self));
     PyErr_Format(PyExc_TypeError,
                  "cannot pickle '%.200s' object: objects of a Python subclass of the Go class %.200s do not pickle: "
                  "define __reduce__ in the subclass",
-                 Py_TYPE(self)->tp_name, base ? base->tp_name : "?");
+                 GDL_TP_NAME(Py_TYPE(self)), base ? GDL_TP_NAME(base) : "?");
     return NULL;
   }
   const gdl_class* c = class_of_type(Py_TYPE(self));
   if (c == NULL || !c->pickle) {
     PyErr_Format(PyExc_TypeError,
                  "cannot pickle '%.200s' object: its Go type is no encoding.BinaryMarshaler and BinaryUnmarshaler",
-                 Py_TYPE(self)->tp_name);
+                 GDL_TP_NAME(Py_TYPE(self)));
     return NULL;
   }
   if (o->handle == 0) {
     PyErr_Format(PyExc_TypeError, "cannot pickle '%.200s' object: it holds no Go value (its __init__ did not call %s.__init__)",
-                 Py_TYPE(self)->tp_name, c->name);
+                 GDL_TP_NAME(Py_TYPE(self)), c->name);
     return NULL;
   }
   if (!gdl_go_ready()) return NULL;
@@ -615,7 +679,7 @@ PyObject* gdl_rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t
     return NULL;
   }
   PyTypeObject* type = (PyTypeObject*)args[0];
-  const gdl_class* c = type->tp_dealloc == gdl_obj_dealloc ? class_of_type(type) : NULL; /* a Go class's own type */
+  const gdl_class* c = GDL_SLOT(type, tp_dealloc, destructor) == gdl_obj_dealloc ? class_of_type(type) : NULL; /* a Go class's own type */
   if (c == NULL || !c->pickle) {
     PyErr_Format(PyExc_TypeError, "_rebuild_object: %R is no picklable Go class", args[0]);
     return NULL;
@@ -636,7 +700,7 @@ static PyMethodDef reduce_def = {"__reduce__", obj_reduce, METH_NOARGS, "Picklin
 
 /* Makes class c's type in module m and adds it as m.<name>. */
 int gdl_add_class(PyObject* m, gdl_class* c) {
-  if (PyType_Ready(&method_type) < 0) return -1;
+  if (method_type_ready() < 0) return -1;
   const char* modname = PyModule_GetName(m);
   if (modname == NULL) return -1;
   size_t len = strlen(modname) + strlen(c->name) + 2;
@@ -664,7 +728,7 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
   for (int i = 0; i < c->nmethods; i++) {
     gdl_fn* fn = c->methods[i];
     if (gdl_fn_intern_names(fn) < 0) goto fail;
-    gdl_method* meth = PyObject_New(gdl_method, &method_type);
+    gdl_method* meth = PyObject_New(gdl_method, METHOD_TYPE);
     if (meth == NULL) goto fail;
     meth->vectorcall = method_call;
     meth->fn = fn;

@@ -59,6 +59,9 @@ static PyObject* iter_next(PyObject* self) {
 
 static int iter_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(((gdl_iter*)self)->owner);
+#ifdef Py_LIMITED_API
+  Py_VISIT(Py_TYPE(self)); /* a heap type's instances hold it */
+#endif
   return 0;
 }
 
@@ -67,15 +70,36 @@ static int iter_clear(PyObject* self) {
   return 0;
 }
 
+#ifdef Py_LIMITED_API
+static PyTypeObject* iter_type; /* a heap type, made once by gdl_iter_ready */
+#define ITER_TYPE iter_type
+#else
+#define ITER_TYPE (&iter_type)
+#endif
+
 static void iter_dealloc(PyObject* self) {
   gdl_iter* it = (gdl_iter*)self;
   PyObject_GC_UnTrack(self);
   drop_sequence(it->handle); /* no thread pulls any more: each held a reference */
   Py_XDECREF(it->owner);
   PyObject_GC_Del(self);
+#ifdef Py_LIMITED_API
+  Py_DECREF(iter_type);
+#endif
 }
 
 /* GC-tracked: an iterator kept by the object it iterates (obj.it = iter(obj)) is a cycle. */
+#ifdef Py_LIMITED_API
+int gdl_iter_ready(void) {
+  if (iter_type != NULL) return 0;
+  PyType_Slot slots[] = {{Py_tp_dealloc, (void*)iter_dealloc},  {Py_tp_traverse, (void*)iter_traverse},
+                         {Py_tp_clear, (void*)iter_clear},      {Py_tp_iter, (void*)PyObject_SelfIter},
+                         {Py_tp_iternext, (void*)iter_next},    {0, NULL}};
+  PyType_Spec spec = {"godlpack.go_iterator", sizeof(gdl_iter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, slots};
+  iter_type = (PyTypeObject*)PyType_FromSpec(&spec);
+  return iter_type ? 0 : -1;
+}
+#else
 static PyTypeObject iter_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "godlpack.go_iterator",
     .tp_basicsize = sizeof(gdl_iter),
@@ -88,9 +112,10 @@ static PyTypeObject iter_type = {
 };
 
 int gdl_iter_ready(void) { return PyType_Ready(&iter_type); }
+#endif
 
 PyObject* gdl_iter_new(uintptr_t handle, const gdl_fn* next, gdl_next_call call, PyObject* owner) {
-  gdl_iter* it = PyObject_GC_New(gdl_iter, &iter_type); /* ready since the module's exec */
+  gdl_iter* it = PyObject_GC_New(gdl_iter, ITER_TYPE); /* ready since the module's exec */
   if (it == NULL) {
     gdlpyDropHandle(handle);
     return NULL;

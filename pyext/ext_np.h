@@ -37,10 +37,24 @@ typedef struct {
  * it (they take the DLPack path). */
 static PyTypeObject* ndarray_type; /* one per file that includes this */
 
+#ifdef Py_LIMITED_API
+/* The last static type found not to be ndarray (static types live as long
+ * as the process): a limited build's type name is dear (gdl_tp_name). */
+static PyTypeObject* not_ndarray_type;
+#endif
+
 static inline int is_ndarray(PyObject* obj) {
   PyTypeObject* t = Py_TYPE(obj);
   if (t == ndarray_type) return 1;
-  if (ndarray_type != NULL || (t->tp_flags & Py_TPFLAGS_HEAPTYPE) || strcmp(t->tp_name, "numpy.ndarray") != 0) return 0;
+#ifdef Py_LIMITED_API
+  if (ndarray_type != NULL || t == not_ndarray_type || PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE)) return 0;
+  if (strcmp(GDL_TP_NAME(t), "numpy.ndarray") != 0) {
+    not_ndarray_type = t;
+    return 0;
+  }
+#else
+  if (ndarray_type != NULL || PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE) || strcmp(GDL_TP_NAME(t), "numpy.ndarray") != 0) return 0;
+#endif
   ndarray_type = t;
   return 1;
 }

@@ -19,7 +19,7 @@ static PyObject* exc_types[GDL_MAX_EXCEPTIONS];
 PyTypeObject* gdl_class_type(int cls) { return __atomic_load_n(&class_types[cls], __ATOMIC_ACQUIRE); }
 
 void gdl_set_class_type(int cls, PyTypeObject* type) {
-  __atomic_store_n(&class_types[cls], (PyTypeObject*)Py_NewRef(type), __ATOMIC_RELEASE);
+  __atomic_store_n(&class_types[cls], (PyTypeObject*)Py_NewRef((PyObject*)type), __ATOMIC_RELEASE);
 }
 
 PyObject* gdl_exc_type(int id) { return __atomic_load_n(&exc_types[id], __ATOMIC_ACQUIRE); }
@@ -34,7 +34,7 @@ const char* gdl_short_name(const char* name) {
 
 const char* gdl_class_name(int cls) {
   PyTypeObject* tp = gdl_class_type(cls);
-  return tp ? tp->tp_name : "a Go class";
+  return tp ? GDL_TP_NAME(tp) : "a Go class";
 }
 
 /* A new object of class cls holding handle h (deleted on failure). */
@@ -45,7 +45,7 @@ PyObject* gdl_obj_new(int cls, uintptr_t h) {
     PyErr_Format(PyExc_TypeError, "godlpack: class %d was added to no module", cls);
     return NULL;
   }
-  gdl_obj* o = (gdl_obj*)tp->tp_alloc(tp, 0);
+  gdl_obj* o = (gdl_obj*)GDL_SLOT(tp, tp_alloc, allocfunc)(tp, 0);
   if (o == NULL) {
     gdlpyDropHandle(h);
     return NULL;
@@ -60,12 +60,12 @@ void gdl_obj_dealloc(PyObject* self) {
   if (((gdl_obj*)self)->weaklist != NULL) PyObject_ClearWeakRefs(self);
   uintptr_t h = ((gdl_obj*)self)->handle;
   if (h != 0 && !gdl_forked()) gdlpyDropHandle(h); /* a forked child leaks it: Go is gone there */
-  tp->tp_free(self);
+  GDL_SLOT(tp, tp_free, freefunc)(self);
   Py_DECREF(tp);
 }
 
 PyTypeObject* gdl_go_type(PyTypeObject* type) {
-  while (type != NULL && type->tp_dealloc != gdl_obj_dealloc) type = type->tp_base; /* Python subclasses: subtype_dealloc */
+  while (type != NULL && GDL_SLOT(type, tp_dealloc, destructor) != gdl_obj_dealloc) type = GDL_SLOT(type, tp_base, PyTypeObject*); /* Python subclasses: subtype_dealloc */
   return type;
 }
 
@@ -73,7 +73,7 @@ int gdl_is_obj(int cls, PyObject* obj) {
   PyTypeObject* tp = gdl_class_type(cls);
   if (tp == NULL) return 0;
   if (Py_TYPE(obj) == tp) return 1;
-  if ((tp->tp_flags & Py_TPFLAGS_BASETYPE) && PyType_IsSubtype(Py_TYPE(obj), tp)) return 1; /* a Python subclass */
+  if (PyType_HasFeature(tp, Py_TPFLAGS_BASETYPE) && PyType_IsSubtype(Py_TYPE(obj), tp)) return 1; /* a Python subclass */
   /* an object of the class's type made by an earlier import of the module
    * (or of a subclass of it): every Go class's object says its class */
   return gdl_go_type(Py_TYPE(obj)) != NULL && ((gdl_obj*)obj)->cls == cls;
@@ -84,12 +84,12 @@ int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
   int cls = fn->cls[i];
   if (!gdl_is_obj(cls, obj)) {
     PyErr_Format(PyExc_TypeError, "%s() argument %d must be %s, not %.200s", fn->name, i + 1, gdl_class_name(cls),
-                 Py_TYPE(obj)->tp_name);
+                 GDL_TP_NAME(Py_TYPE(obj)));
     return -1;
   }
   if (((gdl_obj*)obj)->handle == 0) { /* a subclass's __init__ that did not call the base's */
     PyErr_Format(PyExc_TypeError, "%s() argument %d: the %.200s object holds no Go value: its __init__ must call %s.__init__",
-                 fn->name, i + 1, Py_TYPE(obj)->tp_name, gdl_class_name(cls));
+                 fn->name, i + 1, GDL_TP_NAME(Py_TYPE(obj)), gdl_class_name(cls));
     return -1;
   }
   v->i = (int64_t)((gdl_obj*)obj)->handle;
@@ -100,7 +100,7 @@ int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
  * new object of type, a subclass of r's: NULL with an exception. */
 PyObject* gdl_obj_retype(PyObject* r, PyTypeObject* type) {
   if (r == NULL || Py_TYPE(r) == type) return r;
-  gdl_obj* o = (gdl_obj*)type->tp_alloc(type, 0);
+  gdl_obj* o = (gdl_obj*)GDL_SLOT(type, tp_alloc, allocfunc)(type, 0);
   if (o != NULL) {
     o->handle = ((gdl_obj*)r)->handle;
     o->cls = ((gdl_obj*)r)->cls;

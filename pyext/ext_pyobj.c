@@ -49,7 +49,7 @@ static const char* kind_name(char k) {
 /* NumPy's bool scalar (numpy.bool, numpy.bool_ before NumPy 2), by name:
  * it is no int (NumPy 2 gives it no __index__), but it is a bool. */
 static int is_numpy_bool(PyObject* obj) {
-  const char* n = Py_TYPE(obj)->tp_name;
+  const char* n = GDL_TP_NAME(Py_TYPE(obj));
   return strcmp(n, "numpy.bool") == 0 || strcmp(n, "numpy.bool_") == 0;
 }
 
@@ -62,7 +62,7 @@ static int out_of_range(gdl_elem e, PyObject* obj, const gdl_where* w) {
  * a bool (nor numpy.bool) and not a float; range-checked against the Go type. */
 static int int_value(char kind, gdl_elem e, PyObject* obj, gdl_value* v, const gdl_where* w) {
   if (PyBool_Check(obj) || !PyIndex_Check(obj))
-    return raise_at(PyExc_TypeError, w, " must be int, not %.200s", Py_TYPE(obj)->tp_name);
+    return raise_at(PyExc_TypeError, w, " must be int, not %.200s", GDL_TP_NAME(Py_TYPE(obj)));
   PyObject* n = PyNumber_Index(obj);
   if (n == NULL) return -1;
   int bits = e.bits ? e.bits : 64, overflow = 0, r = 0;
@@ -104,7 +104,7 @@ static int float_value(gdl_elem e, PyObject* obj, gdl_value* v, const gdl_where*
   if (v->f == -1.0 && PyErr_Occurred()) {
     if (PyErr_ExceptionMatches(PyExc_TypeError)) {
       PyErr_Clear();
-      raise_at(PyExc_TypeError, w, " must be float, not %.200s", Py_TYPE(obj)->tp_name);
+      raise_at(PyExc_TypeError, w, " must be float, not %.200s", GDL_TP_NAME(Py_TYPE(obj)));
     } else if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
       PyErr_Clear();
       out_of_range(e.bits ? e : (gdl_elem){kDLFloat, 64}, obj, w);
@@ -124,11 +124,11 @@ int gdl_value_from(char kind, gdl_elem e, PyObject* obj, gdl_value* v, const gdl
       return int_value(kind, e, obj, v, w);
     case GDL_V_BOOL:
       if (!PyBool_Check(obj) && !is_numpy_bool(obj))
-        return raise_at(PyExc_TypeError, w, " must be bool, not %.200s", Py_TYPE(obj)->tp_name);
+        return raise_at(PyExc_TypeError, w, " must be bool, not %.200s", GDL_TP_NAME(Py_TYPE(obj)));
       v->i = PyObject_IsTrue(obj);
       return v->i < 0 ? -1 : 0;
     case GDL_V_STR: {
-      if (!PyUnicode_Check(obj)) return raise_at(PyExc_TypeError, w, " must be str, not %.200s", Py_TYPE(obj)->tp_name);
+      if (!PyUnicode_Check(obj)) return raise_at(PyExc_TypeError, w, " must be str, not %.200s", GDL_TP_NAME(Py_TYPE(obj)));
       Py_ssize_t n;
       v->s = PyUnicode_AsUTF8AndSize(obj, &n); /* borrowed: the caller holds obj */
       v->n = n;
@@ -161,7 +161,7 @@ static void drop_items(char kind, gdl_value* items, int64_t from, int64_t n) {
 
 int gdl_list_arg(gdl_elem e, PyObject* obj, gdl_value* v, PyObject** held, const gdl_where* w) {
   if (!PyList_Check(obj) && !PyTuple_Check(obj))
-    return raise_at(PyExc_TypeError, w, " must be list[%s], not %.200s", kind_name((char)e.kind), Py_TYPE(obj)->tp_name);
+    return raise_at(PyExc_TypeError, w, " must be list[%s], not %.200s", kind_name((char)e.kind), GDL_TP_NAME(Py_TYPE(obj)));
   /* A private copy: its strong references keep the items (and their UTF-8)
    * alive while the caller's list may change, from any thread. */
   PyObject* t = PySequence_Tuple(obj);
@@ -191,7 +191,7 @@ int gdl_list_arg(gdl_elem e, PyObject* obj, gdl_value* v, PyObject** held, const
 int gdl_dict_arg(gdl_elem e, PyObject* obj, gdl_value* v, PyObject** held, const gdl_where* w) {
   if (!PyDict_Check(obj))
     return raise_at(PyExc_TypeError, w, " must be dict[str, %s], not %.200s", kind_name((char)e.kind),
-                    Py_TYPE(obj)->tp_name);
+                    GDL_TP_NAME(Py_TYPE(obj)));
   PyObject* pairs = PyDict_Items(obj); /* a private list of (key, value) tuples, as above */
   if (pairs == NULL) return -1;
   Py_ssize_t n = PyList_GET_SIZE(pairs);
@@ -270,7 +270,9 @@ static PyObject* python_exits(PyObject* self, PyObject* unused) {
 static PyMethodDef on_exit_def = {"_pyext_callbacks_exit", python_exits, METH_NOARGS, NULL};
 
 static int finalizing(void) {
-#if PY_VERSION_HEX >= 0x030D0000
+#if defined(Py_LIMITED_API)
+  return gdl_is_finalizing();
+#elif PY_VERSION_HEX >= 0x030D0000
   return Py_IsFinalizing();
 #else
   return _Py_IsFinalizing();
@@ -328,7 +330,11 @@ int gdl_py_watch_exit(void) {
  * thread that released it (its thread state is there: ReleaseGIL) may take
  * it back, also during atexit; a thread of Go's own only before atexit. */
 static int may_enter(void) {
-  if (PyGILState_Check()) return 1; /* holds it already */
+#ifdef Py_LIMITED_API
+  if (gdl_gilstate_check()) return 1;
+#else
+  if (PyGILState_Check()) return 1;
+#endif /* holds it already */
   if (!Py_IsInitialized()) return 0;
   if (PyGILState_GetThisThreadState() == NULL && __atomic_load_n(&exiting, __ATOMIC_SEQ_CST)) return 0;
   return !finalizing();
@@ -382,7 +388,7 @@ static int hand_over(uintptr_t* exc, char* type, int typelen, char* err, int err
     PyErr_SetString(PyExc_SystemError, "godlpack: a callback failed without an exception");
     e = take_exception();
   }
-  snprintf(type, (size_t)typelen, "%s", e ? Py_TYPE(e)->tp_name : "SystemError");
+  snprintf(type, (size_t)typelen, "%s", e ? GDL_TP_NAME(Py_TYPE(e)) : "SystemError");
   PyObject* s = e ? PyObject_Str(e) : NULL;
   const char* m = s ? PyUnicode_AsUTF8(s) : NULL;
   if (m == NULL) PyErr_Clear();
@@ -396,9 +402,9 @@ static int hand_over(uintptr_t* exc, char* type, int typelen, char* err, int err
 static int result_value(char k, gdl_elem e, int cls, PyObject* obj, gdl_value* v, const gdl_where* w) {
   if (k == GDL_V_OBJ) {
     if (!gdl_is_obj(cls, obj))
-      return raise_at(PyExc_TypeError, w, " must be %s, not %.200s", gdl_class_name(cls), Py_TYPE(obj)->tp_name);
+      return raise_at(PyExc_TypeError, w, " must be %s, not %.200s", gdl_class_name(cls), GDL_TP_NAME(Py_TYPE(obj)));
     v->i = (int64_t)((gdl_obj*)obj)->handle;
-    if (v->i == 0) return raise_at(PyExc_TypeError, w, ": a %.200s that holds no Go value", Py_TYPE(obj)->tp_name);
+    if (v->i == 0) return raise_at(PyExc_TypeError, w, ": a %.200s that holds no Go value", GDL_TP_NAME(Py_TYPE(obj)));
     v->p = Py_NewRef(obj); /* keeps the handle until Go has read it (and drops this) */
     return 0;
   }
@@ -444,7 +450,7 @@ int gdl_cb_call(uintptr_t callable, const char* fn, const char* sig, int nin, co
     r = hand_over(exc, type, typelen, err, errlen);
   } else if (nout > 1 && (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != nout)) {
     PyErr_Format(PyExc_TypeError, "%s() callback must return a tuple of %d values, not %.200s", fn, nout,
-                 Py_TYPE(res)->tp_name);
+                 GDL_TP_NAME(Py_TYPE(res)));
     r = hand_over(exc, type, typelen, err, errlen);
   } else {
     for (int i = 0; i < nout && r == 0; i++) {

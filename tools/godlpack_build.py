@@ -64,8 +64,74 @@ def _zig_requirement(config_settings=None) -> list[str]:
     return [_zigcc().ZIG_REQUIREMENT] if _target(config_settings) else []
 
 
+# Stable-ABI (abi3) builds: one extension file, NAME.abi3.so, in a wheel
+# tagged cp312-abi3-<platform>, for every CPython from 3.12 on
+# (docs/install.md#abi3): Py_LIMITED_API for every cgo package of the build.
+# Asked for by `abi3 = true` in the project's pyproject.toml [tool.godlpack],
+# by config setting abi3 (`godlpack build --abi3`), or by $GODLPACK_ABI3=1.
+ABI3_MIN = (3, 12)
+ABI3_LIMITED_API = "0x030c0000"
+ABI3_TAG = "cp312"
+
+
+def abi3(cwd: str = ".", config_settings=None) -> bool:
+    """Whether the project in cwd is built against the stable ABI (the
+    config setting or $GODLPACK_ABI3 where given, else its pyproject.toml)."""
+    asked = (config_settings or {}).get("abi3", os.environ.get("GODLPACK_ABI3", ""))
+    if str(asked) != "":
+        return str(asked).lower() in ("1", "true", "yes", "on")
+    try:
+        import tomllib
+
+        with open(os.path.join(cwd, "pyproject.toml"), "rb") as f:
+            return tomllib.load(f).get("tool", {}).get("godlpack", {}).get("abi3") is True
+    except (FileNotFoundError, ModuleNotFoundError):
+        return False
+
+
+def _python_version() -> tuple[int, int]:
+    return sys.version_info[0], sys.version_info[1]
+
+
+def check_abi3() -> None:
+    """One sentence where this Python cannot make a stable-ABI build."""
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        raise RuntimeError(f"a stable-ABI (abi3) build needs a CPython with the GIL, and this one "
+                           f"({sys.executable}) is free-threaded, which abi3 extensions cannot load into: build "
+                           "abi3 with a regular CPython >= 3.12, and a version-specific wheel for 3.13t/3.14t "
+                           "(godlpack has no abi3t, the free-threaded stable ABI, yet)")
+    if _python_version() < ABI3_MIN:
+        raise RuntimeError(f"a stable-ABI (abi3) build needs CPython >= {ABI3_MIN[0]}.{ABI3_MIN[1]} to build with, "
+                           "and this is %d.%d: run the build with python3.12 "
+                           "or newer (the wheel then serves every CPython from 3.12 on), or drop abi3" % _python_version())
+
+
+def abi3_suffix() -> str:
+    """The file suffix of a stable-ABI extension here (.abi3.so)."""
+    return ".abi3" + os.path.splitext(sysconfig.get_config_var("EXT_SUFFIX"))[1]
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    """setuptools' build_wheel; with a target, for that target (see _zigcc)."""
+    """setuptools' build_wheel; with a target, for that target (see _zigcc);
+    with abi3 (see abi3()), a stable-ABI wheel."""
+    if abi3(os.getcwd(), config_settings):
+        check_abi3()
+        if _target(config_settings):
+            raise RuntimeError("a stable-ABI (abi3) build for a zig target is not supported yet: "
+                               "build abi3 natively, or drop abi3 for the zig wheels")
+        settings = {k: v for k, v in (config_settings or {}).items() if k != "abi3"}
+        options = settings.get("--build-option", [])
+        settings["--build-option"] = [*([options] if isinstance(options, str) else options),
+                                      f"--py-limited-api={ABI3_TAG}"]
+        saved_abi3 = os.environ.get("GODLPACK_ABI3")
+        os.environ["GODLPACK_ABI3"] = "1"  # for BuildGoExt, run in this process
+        try:
+            return _orig.build_wheel(wheel_directory, settings, metadata_directory)
+        finally:
+            if saved_abi3 is None:
+                os.environ.pop("GODLPACK_ABI3", None)
+            else:
+                os.environ["GODLPACK_ABI3"] = saved_abi3
     target = _target(config_settings)
     if not target:
         return _orig.build_wheel(wheel_directory, config_settings, metadata_directory)
@@ -216,11 +282,18 @@ def _workspace(cwd: str, src: str, tmp: str) -> str:
     return path
 
 
-def build_go(out: str, go_package: str, cwd: str, strip: bool = False) -> None:
+def build_go(out: str, go_package: str, cwd: str, strip: bool = False, stable_abi: bool | None = None) -> None:
     """Builds go_package (run in cwd, a Go module) as the extension file out;
     strip (wheels): without Go's symbol table and DWARF (-ldflags=-s -w),
-    about half the size; the dynamic symbols and Go's own tracebacks stay."""
+    about half the size; the dynamic symbols and Go's own tracebacks stay.
+    stable_abi: against the limited API (abi3); None: as abi3(cwd) says."""
+    if stable_abi is None:
+        stable_abi = abi3(cwd)
+    if stable_abi:
+        check_abi3()
     go, env = _go()
+    if stable_abi:  # every cgo package of the build: the runtime's, pyext's and the project's own
+        env["CGO_CFLAGS"] = env.get("CGO_CFLAGS", "-O2") + f" -DPy_LIMITED_API={ABI3_LIMITED_API}"
     src = _installed_go_source()
     if src and _needs_godlpack(cwd) and "GOWORK" not in os.environ:
         import tempfile
@@ -406,12 +479,13 @@ def write_stub(out: str) -> str | None:
     return path
 
 
-def build_with_stub(out: str, go_package: str, cwd: str, strip: bool = False) -> str | None:
+def build_with_stub(out: str, go_package: str, cwd: str, strip: bool = False,
+                    stable_abi: bool | None = None) -> str | None:
     """build_go, then the stub of that very build beside it (write_stub). A
     cross build (a zig target) cannot be loaded here: its stub comes from a
     native build of the same package, into a temporary folder (the stub
     depends on the Go declarations, not on the target)."""
-    build_go(out, go_package, cwd, strip)
+    build_go(out, go_package, cwd, strip, stable_abi)
     if not _target():
         return write_stub(out)
     import tempfile
@@ -420,7 +494,7 @@ def build_with_stub(out: str, go_package: str, cwd: str, strip: bool = False) ->
         native = os.path.join(tmp, os.path.basename(out))
         saved = os.environ.pop("GODLPACK_ZIG_TARGET", None)
         try:
-            build_go(native, go_package, cwd)
+            build_go(native, go_package, cwd, stable_abi=stable_abi)
         finally:
             if saved is not None:
                 os.environ["GODLPACK_ZIG_TARGET"] = saved
@@ -444,6 +518,9 @@ class BuildGoExt(build_ext):
     """build_ext that builds GoExtension entries with build_go."""
 
     def build_extensions(self) -> None:
+        for ext in self.extensions:  # setuptools names it NAME.abi3.so (get_ext_filename)
+            if isinstance(ext, GoExtension) and abi3(os.getcwd()):
+                ext.py_limited_api = True
         target = _target()
         if target:  # plain C extensions: zig for the target too
             zig = _zigcc().cc(target)
@@ -467,7 +544,8 @@ class BuildGoExt(build_ext):
         out = self.get_ext_fullpath(ext.name)
         # The type stub of this very build goes next to the module (build_with_stub).
         try:
-            stub = build_with_stub(out, ext.go_package, os.getcwd(), strip=True)  # a wheel: stripped
+            stub = build_with_stub(out, ext.go_package, os.getcwd(), strip=True,  # a wheel: stripped
+                                   stable_abi=bool(getattr(ext, "py_limited_api", False)))
         except subprocess.CalledProcessError as e:
             # A distutils error: setup() prints "error: ..." after the
             # compiler's lines, with no traceback, and pip its summary.

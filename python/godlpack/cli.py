@@ -75,12 +75,13 @@ def module_of(project: str) -> str:
     return names.pop()
 
 
-def _build(out: str, project: str) -> str | None:
-    """Builds project's Go package as the extension file out, with its stub beside it."""
+def _build(out: str, project: str, stable_abi: bool = False) -> str | None:
+    """Builds project's Go package as the extension file out, with its stub
+    beside it; stable_abi: against the limited API (abi3)."""
     b = backend()
     b.ECHO = False  # the compiler's lines first, when it fails
     try:
-        return b.build_with_stub(out, ".", os.path.abspath(project))
+        return b.build_with_stub(out, ".", os.path.abspath(project), stable_abi=stable_abi)
     except subprocess.CalledProcessError as e:
         raise BuildError(f"godlpack: go build failed (exit {e.returncode}): the compiler's messages are above.") from None
     except RuntimeError as e:  # a missing toolchain: one sentence from the backend
@@ -93,8 +94,15 @@ def cmd_develop(args: argparse.Namespace) -> int:
         raise BuildError(f"godlpack develop --venv: {name} is a submodule of a package: install the package "
                          "(pip install -e .) or develop in place")
     dest = os.path.abspath(sysconfig.get_paths()["platlib"] if args.venv else args.dest or args.project)
-    out = os.path.join(dest, *name.split(".")) + sysconfig.get_config_var("EXT_SUFFIX")
-    stub = _build(out, args.project)
+    stable_abi = args.abi3 or backend().abi3(os.path.abspath(args.project))
+    base = os.path.join(dest, *name.split("."))
+    suffix = backend().abi3_suffix() if stable_abi else sysconfig.get_config_var("EXT_SUFFIX")
+    out = base + suffix
+    stub = _build(out, args.project, stable_abi)
+    # The other kind's file of an earlier develop would be imported first (or instead).
+    for other in (sysconfig.get_config_var("EXT_SUFFIX"), backend().abi3_suffix()):
+        if other != suffix and os.path.exists(base + other):
+            os.remove(base + other)
     if args.venv and stub is not None:  # PEP 561: the stub-only package mypy reads in site-packages
         backend().ship_stub(stub, dest, "")
     stub = os.path.splitext(os.path.splitext(out)[0])[0] + ".pyi"
@@ -153,11 +161,14 @@ def cmd_build(args: argparse.Namespace) -> int:
     os.makedirs(dist, exist_ok=True)
     os.chdir(project)  # PEP 517 hooks run in the project's folder
     hooks = _pep517(project)
+    settings = {"abi3": "true"} if args.abi3 else None
     try:
         sdist = hooks.build_sdist(dist)
-        wheel = hooks.build_wheel(dist)
+        wheel = hooks.build_wheel(dist, settings)
     except subprocess.CalledProcessError as e:  # a backend of an older godlpack
         raise BuildError(f"godlpack: go build failed (exit {e.returncode}): the compiler's messages are above.") from None
+    except RuntimeError as e:  # a Python that cannot build what was asked (abi3): one sentence
+        raise BuildError(f"godlpack: {e}") from None
     except SystemExit as e:  # setuptools' "error: ..." (the backend's CompileError)
         if not isinstance(e.code, str):
             raise
@@ -211,10 +222,14 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("project", nargs="?", default=".")
     d.add_argument("--dest", help="the folder to build into (default: the project's)")
     d.add_argument("--venv", action="store_true", help="into this Python's site-packages (the active venv)")
+    d.add_argument("--abi3", action="store_true", help="against the stable ABI (NAME.abi3.so), as "
+                   "[tool.godlpack] abi3 = true in pyproject.toml asks")
     d.set_defaults(run=cmd_develop)
     b = verb("build", "Build the project's wheel and sdist into dist/.")
     b.add_argument("project", nargs="?", default=".")
     b.add_argument("-o", "--out", help="the folder for them (default: PROJECT/dist)")
+    b.add_argument("--abi3", action="store_true", help="a stable-ABI wheel (cp312-abi3) for every CPython from "
+                   "3.12 on, as [tool.godlpack] abi3 = true in pyproject.toml asks")
     b.set_defaults(run=cmd_build)
     w = verb("wheels", "Build release wheels through zig into wheelhouse/: manylinux2014 (x86-64, aarch64), "
              "or Windows and macOS ones (--target).")

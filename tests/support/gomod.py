@@ -16,12 +16,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 EXTENSIONS = os.path.join(ROOT, "tests", "pyext")
 SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
+# A folder of test extensions built before, used as they are, not rebuilt:
+# the stable-ABI tests build NAME.abi3.so once with one Python and run its
+# check_NAME.py with others (tests/tooling/test_abi3.py).
+PREBUILT = "GODLPACK_TESTMODS"
 _built: dict[str, str] = {}
 _folder: list[str] = []
 
 
 def folder() -> str:
-    """The one temporary folder the test extensions are built into (removed at exit)."""
+    """The one temporary folder the test extensions are built into (removed
+    at exit); $GODLPACK_TESTMODS where set (built())."""
+    if os.environ.get(PREBUILT):
+        return os.environ[PREBUILT]
     if not _folder:
         import atexit
         import shutil
@@ -57,11 +64,20 @@ def build_env(**extra: str) -> dict[str, str]:
     return env
 
 
+
+
 def built(name: str) -> str:
     """The file of tests/pyext/NAME built as the extension NAME into folder(),
     once per process, with its stub NAME.pyi beside it (written by the build
     from the library: stub()); a build failure fails the caller with the
-    compiler's output."""
+    compiler's output. With $GODLPACK_TESTMODS, that folder's NAME.abi3.so
+    (else NAME with this Python's suffix), built before."""
+    if os.environ.get(PREBUILT):
+        for suffix in (".abi3.so", SUFFIX):
+            path = os.path.join(folder(), name + suffix)
+            if os.path.exists(path):
+                return path
+        raise ImportError(f"${PREBUILT} ({os.environ[PREBUILT]}) has no build of {name}", name=name)
     if name not in _built:
         out = os.path.join(folder(), name + SUFFIX)
         r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"), out,

@@ -3,6 +3,7 @@
  * (__dlpack__, then the deleter), adding pyext's Go steps one at a time;
  * raw_buf_sum uses the buffer protocol. Only float64 C-contiguous CPU arrays
  * are meant to come here (others raise BufferError). */
+#include <string.h>
 #include <Python.h>
 #include "godlpack/dlpack.h"
 #include "_cgo_export.h"

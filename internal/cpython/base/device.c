@@ -80,7 +80,7 @@ PyObject* gdl_device_class(void) { return device_cls; }
 
 int gdl_stream_arg(PyObject* obj, long long* s) {
   if (!PyLong_Check(obj) || PyBool_Check(obj)) {
-    PyErr_Format(PyExc_TypeError, "stream must be None or an int, got %.200s", Py_TYPE(obj)->tp_name);
+    PyErr_Format(PyExc_TypeError, "stream must be None or an int, got %.200s", GDL_TP_NAME(Py_TYPE(obj)));
     return -1;
   }
   int overflow;

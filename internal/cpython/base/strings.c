@@ -25,7 +25,7 @@ int gdl_strings_init(void) {
   mro_getter = type_dict ? PyMapping_GetItemString(type_dict, "__mro__") : NULL;
   Py_XDECREF(type_dict);
   if (mro_getter == NULL) return -1;
-  if (Py_TYPE(mro_getter)->tp_descr_get == NULL) {
+  if (GDL_SLOT(Py_TYPE(mro_getter), tp_descr_get, descrgetfunc) == NULL) {
     PyErr_SetString(PyExc_ImportError, "type.__mro__ is not a descriptor");
     Py_CLEAR(mro_getter);
     return -1;
@@ -36,7 +36,7 @@ int gdl_strings_init(void) {
 
 PyObject* gdl_type_mro(PyTypeObject* tp) {
   /* type's own getter, called directly: a metaclass cannot redirect it */
-  PyObject* mro = Py_TYPE(mro_getter)->tp_descr_get(mro_getter, (PyObject*)tp, (PyObject*)Py_TYPE(tp));
+  PyObject* mro = GDL_SLOT(Py_TYPE(mro_getter), tp_descr_get, descrgetfunc)(mro_getter, (PyObject*)tp, (PyObject*)Py_TYPE((PyObject*)tp));
   if (mro != NULL && !PyTuple_Check(mro)) Py_CLEAR(mro); /* None: not ready */
   return mro;
 }

@@ -173,7 +173,7 @@ PyObject* gdl_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, PyO
   int versioned = wants_versioned(a.max_version);
   if (versioned < 0) return NULL;
   if (a.copy != Py_None && !PyBool_Check(a.copy)) {
-    PyErr_Format(PyExc_TypeError, "copy must be None, True or False, got %.200s", Py_TYPE(a.copy)->tp_name);
+    PyErr_Format(PyExc_TypeError, "copy must be None, True or False, got %.200s", GDL_TP_NAME(Py_TYPE(a.copy)));
     return NULL;
   }
   DLDevice dev = self->view.device, want = dev;

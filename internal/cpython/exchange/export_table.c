@@ -128,7 +128,11 @@ static DLPackExchangeAPI exchange_api = {
 int gdl_export_table_add(PyTypeObject* type) {
   PyObject* cap = PyCapsule_New(&exchange_api, DLPACK_EXCHANGE_API_CAPSULE_NAME, NULL);
   if (cap == NULL) return -1;
+#ifdef Py_LIMITED_API
+  int r = PyObject_SetAttrString((PyObject*)type, "__dlpack_c_exchange_api__", cap); /* a heap type */
+#else
   int r = PyDict_SetItemString(type->tp_dict, "__dlpack_c_exchange_api__", cap);
+#endif
   Py_DECREF(cap);
   PyType_Modified(type);
   return r;

@@ -48,7 +48,7 @@ static PyObject* gdl_call_dlpack(PyObject* obj, PyObject* meth, PyObject* stream
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "%.200s object does not support the DLPack protocol (no __dlpack__)",
-                 Py_TYPE(obj)->tp_name);
+                 GDL_TP_NAME(Py_TYPE(obj)));
     return NULL;
   }
   if (!max_version || !PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
@@ -77,7 +77,7 @@ static void* managed_from(PyObject* obj, PyObject* meth, PyObject* stream, PyObj
     if (capsule == NULL) return NULL;
     if (!PyCapsule_CheckExact(capsule)) {
       PyErr_Format(PyExc_BufferError, "%.200s.__dlpack__() returned %.200s, not a PyCapsule",
-                   Py_TYPE(obj)->tp_name, Py_TYPE(capsule)->tp_name);
+                   GDL_TP_NAME(Py_TYPE(obj)), GDL_TP_NAME(Py_TYPE(capsule)));
       Py_DECREF(capsule);
       return NULL;
     }
@@ -130,7 +130,7 @@ static int stream_for_producer(PyObject* obj, PyObject* stream, const DLDevice* 
       if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "%.200s has no __dlpack_device__, needed to pass a stream",
-                     Py_TYPE(obj)->tp_name);
+                     GDL_TP_NAME(Py_TYPE(obj)));
       }
       return -1;
     }
@@ -184,7 +184,7 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
     }
   }
   if (copy != Py_None && !PyBool_Check(copy)) {
-    PyErr_Format(PyExc_TypeError, "copy must be None, True or False, got %.200s", Py_TYPE(copy)->tp_name);
+    PyErr_Format(PyExc_TypeError, "copy must be None, True or False, got %.200s", GDL_TP_NAME(Py_TYPE(copy)));
     return NULL;
   }
   DLDevice want = {kDLCPU, 0};

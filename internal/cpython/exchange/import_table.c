@@ -37,7 +37,9 @@ static void entry_decref(type_entry* e) {
 #define TYPE_CACHE 8
 static gdl_mutex cache_lock;
 static type_entry* type_cache[TYPE_CACHE];
+#ifndef Py_LIMITED_API /* the limited build caches nothing (lookup) */
 static int type_cache_next;
+#endif
 static PyObject *s_exchange_attr, *s_dlpack_attr;
 
 /* The callback of an entry's weak reference: its type is being freed. The
@@ -63,10 +65,14 @@ static PyObject* type_gone_cb;
  * if none; -1 on error. */
 static Py_ssize_t defined_at(PyObject* mro, PyObject* name) {
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
+    PyObject* v;
+#ifdef Py_LIMITED_API
+    int r = gdl_type_own_attr((PyTypeObject*)PyTuple_GET_ITEM(mro, i), name, &v);
+#else
     PyObject* dict = ((PyTypeObject*)PyTuple_GET_ITEM(mro, i))->tp_dict;
     if (dict == NULL) continue;
-    PyObject* v;
     int r = PyDict_GetItemRef(dict, name, &v);
+#endif
     Py_XDECREF(v);
     if (r != 0) return r > 0 ? i : -1;
   }
@@ -105,7 +111,11 @@ static int entry_init(PyTypeObject* tp, type_entry* e) {
     /* No instance can shadow a C method of such a type (NumPy's ndarray)
      * whose attribute lookup is the generic one (no __getattribute__ or
      * __getattr__): calling it directly saves the method lookup per call. */
+#ifdef Py_LIMITED_API
+    return 0; /* tp_dictoffset is not readable: __dlpack__ is looked up on the object */
+#else
     if (tp->tp_dictoffset != 0 || tp->tp_getattro != PyObject_GenericGetAttr) return 0;
+#endif
     PyObject* m = PyObject_GetAttr((PyObject*)tp, s_dlpack_attr);
     if (m == NULL) {
       if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
@@ -128,7 +138,7 @@ static int entry_init(PyTypeObject* tp, type_entry* e) {
     /* __dlpack__ is the table's class's or inherited by it, and reached the
      * same way: no __getattribute__/__getattr__ added below that class. */
     PyTypeObject* table_cls = table_at < PyTuple_GET_SIZE(mro) ? (PyTypeObject*)PyTuple_GET_ITEM(mro, table_at) : tp;
-    int own_dlpack = dlpack_at >= table_at && tp->tp_getattro == table_cls->tp_getattro;
+    int own_dlpack = dlpack_at >= table_at && GDL_SLOT(tp, tp_getattro, getattrofunc) == GDL_SLOT(table_cls, tp_getattro, getattrofunc);
     r = gdl_torch_quirks_init(tp, &e->torch);
     if (r == 0) {
       e->torch_checks = own_dlpack && e->torch.active;
@@ -152,6 +162,20 @@ static int entry_init(PyTypeObject* tp, type_entry* e) {
 /* The entry for tp, a new reference (entry_decref), NULL with an error set.
  * An entry that cannot be cached (no valid version tag) is its caller's alone. */
 static type_entry* lookup(PyTypeObject* tp) {
+#ifdef Py_LIMITED_API
+  /* No version tag to read: no cache, the entry is made for each call. */
+  type_entry* own = PyMem_RawCalloc(1, sizeof *own);
+  if (own == NULL) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  own->refs = 1;
+  if (entry_init(tp, own) != 0) {
+    entry_decref(own);
+    return NULL;
+  }
+  return own;
+#else
   unsigned long flags = __atomic_load_n(&tp->tp_flags, __ATOMIC_ACQUIRE);
   unsigned int vtag = __atomic_load_n(&tp->tp_version_tag, __ATOMIC_ACQUIRE);
   type_entry* hit = NULL;
@@ -212,9 +236,10 @@ static type_entry* lookup(PyTypeObject* tp) {
   gdl_mutex_unlock(&cache_lock);
   entry_decref(old); /* dropping references may run code that calls from_dlpack */
   return fresh;
+#endif
 }
 
-static int skip_type(PyTypeObject* tp) { return tp == &PyCapsule_Type || tp == &GdlTensor_Type; }
+static int skip_type(PyTypeObject* tp) { return tp == &PyCapsule_Type || tp == GDL_TENSOR_TYPE; }
 
 /* The stream the table's export m is ready on: the producer's current work
  * stream for devices with streams (NULL there is the legacy stream, 1), else

@@ -37,6 +37,10 @@ typedef struct {
   int readonly;
 } TensorBytes;
 
+#ifdef Py_LIMITED_API
+static PyTypeObject* tensor_bytes_type;
+#endif
+
 static int bytes_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   TensorBytes* b = (TensorBytes*)self;
   return PyBuffer_FillInfo(view, self, b->buf, b->len, b->readonly, flags);
@@ -45,8 +49,33 @@ static int bytes_getbuffer(PyObject* self, Py_buffer* view, int flags) {
 static void bytes_dealloc(PyObject* self) {
   Py_XDECREF(((TensorBytes*)self)->tensor);
   PyObject_Free(self);
+#ifdef Py_LIMITED_API
+  Py_DECREF(tensor_bytes_type); /* a heap type's instances hold a reference to it */
+#endif
 }
 
+#define TENSOR_BYTES_DOC "The bytes of a compact tensor (pickling's out-of-band buffer)."
+#ifdef Py_LIMITED_API
+static PyObject* pickle_buffer; /* pickle.PickleBuffer: PyPickleBuffer_FromObject is not in the limited API */
+#define PyPickleBuffer_FromObject(o) PyObject_CallOneArg(pickle_buffer, (o))
+#define TENSOR_BYTES_TYPE tensor_bytes_type
+
+int gdl_pickle_init(const char* module_name) {
+  if (tensor_bytes_type != NULL) return 0;
+  static char name[256];
+  snprintf(name, sizeof name, "%s._TensorBytes", module_name);
+  PyType_Slot slots[] = {{Py_tp_dealloc, (void*)bytes_dealloc}, {Py_bf_getbuffer, (void*)bytes_getbuffer},
+                         {Py_tp_doc, (void*)TENSOR_BYTES_DOC}, {0, NULL}};
+  PyType_Spec spec = {name, sizeof(TensorBytes), 0, Py_TPFLAGS_DEFAULT, slots};
+  PyObject* pickle = PyImport_ImportModule("pickle");
+  pickle_buffer = pickle ? PyObject_GetAttrString(pickle, "PickleBuffer") : NULL;
+  Py_XDECREF(pickle);
+  if (pickle_buffer == NULL) return -1;
+  tensor_bytes_type = (PyTypeObject*)PyType_FromSpec(&spec);
+  return tensor_bytes_type ? 0 : -1;
+}
+#else
+#define TENSOR_BYTES_TYPE (&TensorBytes_Type)
 static PyBufferProcs bytes_procs = {.bf_getbuffer = bytes_getbuffer};
 
 static PyTypeObject TensorBytes_Type = {
@@ -55,7 +84,7 @@ static PyTypeObject TensorBytes_Type = {
     .tp_dealloc = bytes_dealloc,
     .tp_as_buffer = &bytes_procs,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "The bytes of a compact tensor (pickling's out-of-band buffer).",
+    .tp_doc = TENSOR_BYTES_DOC,
 };
 
 int gdl_pickle_init(const char* module_name) {
@@ -64,6 +93,7 @@ int gdl_pickle_init(const char* module_name) {
   TensorBytes_Type.tp_name = name;
   return PyType_Ready(&TensorBytes_Type);
 }
+#endif
 
 /* --- pickling ---------------------------------------------------------------- */
 
@@ -82,7 +112,7 @@ static PyObject* data_of(GdlTensor* t, uint64_t nbytes, int protocol) {
   char* p = (char*)t->view.data + t->view.byte_offset;
   if (nbytes > PY_SSIZE_T_MAX) return PyErr_NoMemory();
   if (protocol < 5) return PyBytes_FromStringAndSize(nbytes ? p : NULL, (Py_ssize_t)nbytes);
-  TensorBytes* b = PyObject_New(TensorBytes, &TensorBytes_Type);
+  TensorBytes* b = PyObject_New(TensorBytes, TENSOR_BYTES_TYPE);
   if (b == NULL) return NULL;
   b->tensor = Py_NewRef((PyObject*)t);
   b->buf = p;
@@ -205,7 +235,7 @@ static uintptr_t elem_align(DLDataType dt) {
 
 static int small_int(PyObject* o, const char* what, long lo, long hi, long* out) {
   if (!PyLong_Check(o) || PyBool_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "_rebuild_tensor: %s must be an int, got %.200s", what, Py_TYPE(o)->tp_name);
+    PyErr_Format(PyExc_TypeError, "_rebuild_tensor: %s must be an int, got %.200s", what, GDL_TP_NAME(Py_TYPE(o)));
     return -1;
   }
   int over;
@@ -243,7 +273,7 @@ static int read_layout(PyObject* dtype, PyObject* shape, PyObject* order, DLTens
     long long d;
     PyObject* x = PyTuple_GET_ITEM(shape, i);
     if (!PyLong_Check(x) || PyBool_Check(x)) {
-      PyErr_Format(PyExc_TypeError, "_rebuild_tensor: shape entries must be ints, got %.200s", Py_TYPE(x)->tp_name);
+      PyErr_Format(PyExc_TypeError, "_rebuild_tensor: shape entries must be ints, got %.200s", GDL_TP_NAME(Py_TYPE(x)));
       return -1;
     }
     d = PyLong_AsLongLong(x);
@@ -368,7 +398,7 @@ static PyObject* rebuild(PyObject* mod, PyObject* const* args, Py_ssize_t nargs)
     if (PyObject_GetBuffer(args[1], &buf, PyBUF_SIMPLE) < 0) {
       PyErr_Clear();
       PyErr_Format(PyExc_TypeError, "_rebuild_tensor: data must be a contiguous buffer, got %.200s",
-                   Py_TYPE(args[1])->tp_name);
+                   GDL_TP_NAME(Py_TYPE(args[1])));
       return NULL;
     }
   }

@@ -41,7 +41,11 @@ static int ready;
 int gdl_layer_init(const char* module_name) {
   /* Single-phase init with process-wide state (types, caches): objects of
    * one interpreter must never reach another, so subinterpreters are refused. */
+#ifdef Py_LIMITED_API
+  if (!gdl_is_main_interpreter()) {
+#else
   if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
+#endif
     PyErr_Format(PyExc_ImportError, "%s cannot be imported in a subinterpreter (it keeps process-wide state); "
                  "import it in the main interpreter", module_name);
     return -1;
@@ -53,16 +57,29 @@ int gdl_layer_init(const char* module_name) {
   /* The type's name says which module made it ("godlpack.Tensor", "vecmath.Tensor"). */
   static char type_name[256];
   snprintf(type_name, sizeof type_name, "%s.Tensor", module_name);
+#ifdef Py_LIMITED_API
+  /* A heap type: the tensor layer's slots, then this layer's. */
+  PyType_Slot slots[32];
+  int n = 0;
+  while (gdl_tensor_slots[n].slot != 0) slots[n] = gdl_tensor_slots[n], n++;
+  slots[n++] = (PyType_Slot){Py_tp_methods, tensor_methods};
+  slots[n++] = (PyType_Slot){Py_tp_new, (void*)tensor_new};
+  slots[n] = (PyType_Slot){0, NULL};
+  PyType_Spec spec = {type_name, sizeof(GdlTensor), 0, Py_TPFLAGS_DEFAULT, slots};
+  gdl_tensor_type = (PyTypeObject*)PyType_FromSpec(&spec);
+  if (gdl_tensor_type == NULL || gdl_export_table_add(gdl_tensor_type) < 0) return -1;
+#else
   GdlTensor_Type.tp_name = type_name;
   GdlTensor_Type.tp_methods = tensor_methods;
   GdlTensor_Type.tp_new = tensor_new;
   if (PyType_Ready(&GdlTensor_Type) < 0 || gdl_export_table_add(&GdlTensor_Type) < 0) return -1;
+#endif
   ready = 1;
   return 0;
 }
 
 int gdl_layer_add_types(PyObject* m) {
-  if (PyModule_AddObjectRef(m, "Tensor", (PyObject*)&GdlTensor_Type) < 0 ||
+  if (PyModule_AddObjectRef(m, "Tensor", (PyObject*)GDL_TENSOR_TYPE) < 0 ||
       PyModule_AddObjectRef(m, "Device", gdl_device_class()) < 0 || gdl_pickle_add(m) < 0)
     return -1;
   return 0;

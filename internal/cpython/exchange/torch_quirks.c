@@ -46,6 +46,18 @@ static int query_init(PyTypeObject* tp, PyObject* name, int call, gdl_query* q) 
   memset(q, 0, sizeof *q);
   q->name = name;
   q->call = call;
+#ifdef Py_LIMITED_API
+  /* The class attribute (a descriptor of a C type returns itself on the
+   * class); its C function is not readable: called through q->name. */
+  PyObject* d = PyObject_GetAttr((PyObject*)tp, name);
+  if (d == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+    PyErr_Clear();
+    return 0;
+  }
+  q->descr = d;
+  return 0;
+#else
   PyObject* d = _PyType_Lookup(tp, name); /* borrowed */
   if (d == NULL) return PyErr_Occurred() ? -1 : 0;
   q->descr = Py_NewRef(d);
@@ -58,6 +70,7 @@ static int query_init(PyTypeObject* tp, PyObject* name, int call, gdl_query* q) 
     q->closure = gs->closure;
   }
   return 0;
+#endif
 }
 
 /* 1 true, 0 false, -1 error set. */
@@ -133,9 +146,13 @@ int gdl_torch_function_inherited(PyTypeObject* tp, Py_ssize_t table_at) {
   if (mro == NULL) return PyErr_Occurred() ? -1 : 1;
   int r = 1;
   for (Py_ssize_t i = 0; i < table_at && i < PyTuple_GET_SIZE(mro); i++) {
-    PyObject* dict = ((PyTypeObject*)PyTuple_GET_ITEM(mro, i))->tp_dict;
     PyObject* f = NULL; /* strong: another thread may replace the class attribute */
+#ifdef Py_LIMITED_API
+    if (gdl_type_own_attr((PyTypeObject*)PyTuple_GET_ITEM(mro, i), s_torch_function, &f) < 0) {
+#else
+    PyObject* dict = ((PyTypeObject*)PyTuple_GET_ITEM(mro, i))->tp_dict;
     if (dict != NULL && PyDict_GetItemRef(dict, s_torch_function, &f) < 0) {
+#endif
       r = -1;
       break;
     }

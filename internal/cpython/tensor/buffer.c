@@ -99,4 +99,8 @@ static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
   return 0;
 }
 
+#ifdef Py_LIMITED_API
+int gdl_tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) { return tensor_getbuffer(obj, view, flags); }
+#else
 PyBufferProcs gdl_buffer_procs = {.bf_getbuffer = tensor_getbuffer, .bf_releasebuffer = NULL};
+#endif

@@ -91,9 +91,16 @@ static PyObject* number_index(PyObject* self) {
   return r;
 }
 
+#ifdef Py_LIMITED_API
+PyObject* gdl_number_int(PyObject* self) { return number_int(self); }
+PyObject* gdl_number_float(PyObject* self) { return number_float(self); }
+PyObject* gdl_number_index(PyObject* self) { return number_index(self); }
+int gdl_number_bool(PyObject* self) { return number_bool(self); }
+#else
 PyNumberMethods gdl_number_methods = {
     .nb_int = number_int,
     .nb_float = number_float,
     .nb_index = number_index,
     .nb_bool = number_bool,
 };
+#endif

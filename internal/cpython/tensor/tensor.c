@@ -27,7 +27,7 @@ static void owner_decref_keep_error(gdl_owner* owner) {
 }
 
 PyObject* gdl_tensor_new(gdl_owner* owner, const DLTensor* view, uint64_t flags) {
-  GdlTensor* t = PyObject_New(GdlTensor, &GdlTensor_Type);
+  GdlTensor* t = PyObject_New(GdlTensor, GDL_TENSOR_TYPE);
   if (t == NULL) {
     owner_decref_keep_error(owner);
     return NULL;
@@ -91,6 +91,9 @@ static void tensor_dealloc(GdlTensor* self) {
   PyObject_Free(self);
   /* Last: may run a foreign deleter, which may call back into Python. */
   if (o != NULL) owner_decref_keep_error(o);
+#ifdef Py_LIMITED_API
+  Py_DECREF(gdl_tensor_type); /* a heap type's instances hold a reference to it */
+#endif
 }
 
 /* --- properties ---------------------------------------------------------- */
@@ -185,7 +188,7 @@ static PyObject* tensor_repr(GdlTensor* t) {
   PyObject* dev = gdl_device_obj(t->view.device);
   PyObject* r = NULL;
   if (shape && dtype && dev) {
-    r = PyUnicode_FromFormat("%s(shape=%R, dtype=%U, device=%S%s)", Py_TYPE(t)->tp_name, shape, dtype, dev,
+    r = PyUnicode_FromFormat("%s(shape=%R, dtype=%U, device=%S%s)", GDL_TP_NAME(Py_TYPE((PyObject*)t)), shape, dtype, dev,
                              (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) ? ", readonly" : "");
   }
   Py_XDECREF(shape);
@@ -194,6 +197,20 @@ static PyObject* tensor_repr(GdlTensor* t) {
   return r;
 }
 
+#define TENSOR_DOC                                                                             \
+  "Tensor(obj)\n--\n\nA DLPack tensor held by godlpack: a zero-copy view of memory owned by\n" \
+  "Go, by godlpack or by another library. Tensor(obj) is from_dlpack(obj)."
+#ifdef Py_LIMITED_API
+static PyMemberDef tensor_members[] = {
+    {"__weaklistoffset__", Py_T_PYSSIZET, offsetof(GdlTensor, weakrefs), Py_READONLY, NULL}, {NULL, 0, 0, 0, NULL}};
+PyTypeObject* gdl_tensor_type;
+PyType_Slot gdl_tensor_slots[] = {
+    {Py_tp_dealloc, (void*)tensor_dealloc}, {Py_tp_repr, (void*)tensor_repr},
+    {Py_bf_getbuffer, (void*)gdl_tensor_getbuffer}, {Py_nb_int, (void*)gdl_number_int},
+    {Py_nb_float, (void*)gdl_number_float}, {Py_nb_index, (void*)gdl_number_index},
+    {Py_nb_bool, (void*)gdl_number_bool}, {Py_tp_doc, (void*)TENSOR_DOC},
+    {Py_tp_members, tensor_members}, {Py_tp_getset, tensor_getset}, {0, NULL}};
+#else
 PyTypeObject GdlTensor_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "godlpack.Tensor",
     .tp_basicsize = sizeof(GdlTensor),
@@ -202,8 +219,8 @@ PyTypeObject GdlTensor_Type = {
     .tp_as_buffer = &gdl_buffer_procs,
     .tp_as_number = &gdl_number_methods,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Tensor(obj)\n--\n\nA DLPack tensor held by godlpack: a zero-copy view of memory owned by\n"
-              "Go, by godlpack or by another library. Tensor(obj) is from_dlpack(obj).",
+    .tp_doc = TENSOR_DOC,
     .tp_weaklistoffset = offsetof(GdlTensor, weakrefs),
     .tp_getset = tensor_getset,
 };
+#endif

@@ -26,8 +26,17 @@ typedef struct {
 
 /* tensor.c. The type's slots of this layer are static; exchange/tensor_type.c
  * adds the methods, tp_new and the name, then readies it. */
+#ifdef Py_LIMITED_API
+/* A heap type (PyType_FromSpec), made by the exchange layer's init from
+ * gdl_tensor_slots plus its own (tensor_type.c). */
+extern PyTypeObject* gdl_tensor_type;
+extern PyType_Slot gdl_tensor_slots[];
+#define GDL_TENSOR_TYPE gdl_tensor_type
+#else
 extern PyTypeObject GdlTensor_Type;
-#define GdlTensor_Check(o) PyObject_TypeCheck((o), &GdlTensor_Type)
+#define GDL_TENSOR_TYPE (&GdlTensor_Type)
+#endif
+#define GdlTensor_Check(o) PyObject_TypeCheck((o), GDL_TENSOR_TYPE)
 
 /* Wraps a managed tensor (taking ownership of it) in a new Tensor once the
  * C validator (core/validate.c) accepted it. On failure the deleter has run
@@ -63,9 +72,19 @@ PyObject* gdl_tensor_on(GdlTensor* t, DLDevice want, PyObject* copy);
 /* Readers: tolist.c, number.c (float/int/index/bool of 0-d tensors,
  * __complex__), buffer.c (the buffer protocol), array.c (__array__). */
 PyObject* gdl_tolist(PyObject* self, PyObject* unused);
+#ifdef Py_LIMITED_API /* the functions, for gdl_tensor_slots */
+PyObject* gdl_number_int(PyObject* self);
+PyObject* gdl_number_float(PyObject* self);
+PyObject* gdl_number_index(PyObject* self);
+int gdl_number_bool(PyObject* self);
+int gdl_tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags);
+#else
 extern PyNumberMethods gdl_number_methods;
+#endif
 PyObject* gdl_number_complex(PyObject* self, PyObject* unused);
+#ifndef Py_LIMITED_API
 extern PyBufferProcs gdl_buffer_procs;
+#endif
 PyObject* gdl_tensor_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
 
 #endif

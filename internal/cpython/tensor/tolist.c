@@ -13,6 +13,18 @@ static PyObject* s_u8(const char* p) { return PyLong_FromUnsignedLong(*(const ui
 static PyObject* s_u16(const char* p) { uint16_t v; memcpy(&v, p, 2); return PyLong_FromUnsignedLong(v); }
 static PyObject* s_u32(const char* p) { uint32_t v; memcpy(&v, p, 4); return PyLong_FromUnsignedLong(v); }
 static PyObject* s_u64(const char* p) { uint64_t v; memcpy(&v, p, 8); return PyLong_FromUnsignedLongLong(v); }
+#ifdef Py_LIMITED_API
+#include <math.h>
+/* IEEE half, little-endian (PyFloat_Unpack2 is outside the stable ABI). */
+static double unpack_half(const char* p) {
+  uint16_t h;
+  memcpy(&h, p, 2);
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+  return (h >> 15) ? -v : v;
+}
+#define PyFloat_Unpack2(p, le) unpack_half(p)
+#endif
 static PyObject* s_f16(const char* p) {
   double d = PyFloat_Unpack2(p, 1);
   return d == -1.0 && PyErr_Occurred() ? NULL : PyFloat_FromDouble(d);

@@ -1,0 +1,109 @@
+/* limited.h's functions for a limited-API (abi3) build: a type's name from
+ * its attributes, and the interpreter's functions outside the stable ABI,
+ * found at run time. Empty in the default build. */
+#ifdef Py_LIMITED_API
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#endif
+#include "capsule.h"
+
+#ifdef _WIN32
+#error "godlpack's limited-API (abi3) build is for Linux and macOS"
+#endif
+#include <dlfcn.h>
+
+/* The tp_dealloc of classes made by a class statement (CPython's
+ * subtype_dealloc), whose tp_name is their bare name; NULL on failure. */
+static void* class_statement_dealloc(void) {
+  static void* dealloc;
+  if (dealloc == NULL) {
+    PyObject* t = PyObject_CallFunction((PyObject*)&PyType_Type, "s()N", "_gdl_probe", PyDict_New());
+    if (t != NULL) dealloc = PyType_GetSlot((PyTypeObject*)t, Py_tp_dealloc);
+    Py_XDECREF(t);
+  }
+  return dealloc;
+}
+
+const char* gdl_tp_name(PyTypeObject* tp) {
+  PyObject* exc = PyErr_GetRaisedException(); /* callers format an error: keep the one in flight */
+  const char* r = "?";
+  PyObject* qual = PyType_GetName(tp);
+  /* tp_name is "module.name" for static types and those made from a spec,
+   * the bare name for a class statement's, "name" for builtins */
+  int bare = PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE) && PyType_GetSlot(tp, Py_tp_dealloc) == class_statement_dealloc();
+  PyObject* mod = qual && !bare ? PyObject_GetAttrString((PyObject*)tp, "__module__") : NULL;
+  PyObject* full = NULL;
+  if (mod && PyUnicode_Check(mod) && PyUnicode_CompareWithASCIIString(mod, "builtins") != 0)
+    full = PyUnicode_FromFormat("%U.%U", mod, qual);
+  else if (qual)
+    full = Py_NewRef(qual);
+  static PyObject* names; /* every name given out, kept: its UTF-8 outlives this call */
+  if (names == NULL) names = PyDict_New();
+  if (full && names) {
+    PyObject* kept = PyDict_GetItemWithError(names, full); /* borrowed */
+    if (kept == NULL && !PyErr_Occurred() && PyDict_SetItem(names, full, full) == 0) kept = full;
+    const char* s = kept ? PyUnicode_AsUTF8AndSize(kept, NULL) : NULL;
+    if (s) r = s;
+  }
+  Py_XDECREF(full);
+  Py_XDECREF(mod);
+  Py_XDECREF(qual);
+  PyErr_Clear();
+  PyErr_SetRaisedException(exc);
+  return r;
+}
+
+PyObject* gdl_run_string(const char* src, int start, PyObject* globals, PyObject* locals) {
+  PyObject* code = Py_CompileString(src, "<godlpack>", start);
+  if (code == NULL) return NULL;
+  PyObject* r = PyEval_EvalCode(code, globals, locals);
+  Py_DECREF(code);
+  return r;
+}
+
+int gdl_type_own_attr(PyTypeObject* tp, PyObject* name, PyObject** v) {
+  *v = NULL;
+  PyObject* d = PyObject_GetAttrString((PyObject*)tp, "__dict__");
+  if (d == NULL) return -1;
+  *v = PyObject_GetItem(d, name);
+  Py_DECREF(d);
+  if (*v != NULL) return 1;
+  if (!PyErr_ExceptionMatches(PyExc_KeyError)) return -1;
+  PyErr_Clear();
+  return 0;
+}
+
+/* The address of the interpreter's function name (NULL when it has none). */
+static void* interp_fn(const char* name) { return dlsym(RTLD_DEFAULT, name); }
+
+int gdl_gilstate_check(void) {
+  static int (*fn)(void);
+  if (fn == NULL) fn = (int (*)(void))interp_fn("PyGILState_Check");
+  return fn ? fn() : 1;
+}
+
+int gdl_is_finalizing(void) {
+  static int (*fn)(void);
+  if (fn == NULL) fn = (int (*)(void))interp_fn("Py_IsFinalizing");
+  if (fn == NULL) fn = (int (*)(void))interp_fn("_Py_IsFinalizing");
+  return fn ? fn() : 0;
+}
+
+PyObject* gdl_type_dict(PyTypeObject* tp) {
+  static PyObject* (*fn)(PyTypeObject*);
+  if (fn == NULL) fn = (PyObject * (*)(PyTypeObject*)) interp_fn("PyType_GetDict");
+  if (fn == NULL) {
+    PyErr_SetString(PyExc_SystemError, "godlpack: this Python has no PyType_GetDict");
+    return NULL;
+  }
+  return fn(tp);
+}
+
+int gdl_is_main_interpreter(void) {
+  static PyInterpreterState* (*fn)(void);
+  if (fn == NULL) fn = (PyInterpreterState * (*)(void)) interp_fn("PyInterpreterState_Main");
+  return fn ? PyInterpreterState_Get() == fn() : 1;
+}
+#else
+typedef int gdl_limited_unused; /* ISO C: a translation unit declares something */
+#endif

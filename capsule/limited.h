@@ -1,0 +1,88 @@
+/* What the C of godlpack's runtime and of pyext needs from CPython beyond
+ * the limited API (stable ABI, abi3: docs/install.md), for a build with
+ * Py_LIMITED_API defined: there, the object macros that read a struct
+ * (PyTuple_GET_ITEM, ...) become their function forms, a type's name is read
+ * through its attributes, and the few functions outside the stable ABI that
+ * every CPython since 3.12 exports are found at run time (dlsym), so the
+ * extension imports no symbol abi3audit would refuse. Without Py_LIMITED_API
+ * (the default, version-specific build) nothing here changes a line.
+ * Included by capsule.h, after <Python.h>; every layer includes that. */
+#ifndef GODLPACK_LIMITED_H_
+#define GODLPACK_LIMITED_H_
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef Py_LIMITED_API
+#if Py_LIMITED_API + 0 < 0x030c0000
+#error "godlpack's limited-API build needs Py_LIMITED_API >= 0x030c0000 (3.12)"
+#endif
+
+/* The function forms: checked, a little slower; the same results on the
+ * objects these are used on (exact tuples, lists, bytes, floats, dicts). */
+#define PyTuple_GET_ITEM(t, i) PyTuple_GetItem((t), (i))
+#define PyTuple_GET_SIZE(t) PyTuple_Size(t)
+#define PyTuple_SET_ITEM(t, i, v) ((void)PyTuple_SetItem((t), (i), (v)))
+#define PyList_GET_ITEM(l, i) PyList_GetItem((l), (i))
+#define PyList_GET_SIZE(l) PyList_Size(l)
+#define PyList_SET_ITEM(l, i, v) ((void)PyList_SetItem((l), (i), (v)))
+#define PyBytes_AS_STRING(b) PyBytes_AsString(b)
+#define PyBytes_GET_SIZE(b) PyBytes_Size(b)
+#define PyFloat_AS_DOUBLE(f) PyFloat_AsDouble(f)
+#define PyDict_GET_SIZE(d) PyDict_Size(d)
+#define PyUnicode_GET_LENGTH(s) PyUnicode_GetLength(s)
+#if Py_LIMITED_API + 0 < 0x030d0000
+#define PyUnicode_AsUTF8(s) PyUnicode_AsUTF8AndSize((s), NULL)
+#endif
+#define PyObject_CallOneArg(f, a) PyObject_CallFunctionObjArgs((f), (a), NULL)
+#define PyObject_CallMethodNoArgs(o, name) PyObject_CallMethodObjArgs((o), (name), NULL)
+#define PyMem_RawCalloc calloc
+#define PyMem_RawFree free
+#ifndef Py_SETREF
+#define Py_SETREF(dst, src)      \
+  do {                           \
+    PyObject* _gdl_old = (dst); \
+    (dst) = (src);               \
+    Py_DECREF(_gdl_old);         \
+  } while (0)
+#define Py_XSETREF(dst, src)     \
+  do {                           \
+    PyObject* _gdl_old = (dst); \
+    (dst) = (src);               \
+    Py_XDECREF(_gdl_old);        \
+  } while (0)
+#endif
+
+/* Python code run in ns (its globals and locals) as PyRun_String does,
+ * compiled first: PyRun_String is outside the stable ABI. */
+PyObject* gdl_run_string(const char* src, int start, PyObject* globals, PyObject* locals);
+#define PyRun_String(src, start, g, l) gdl_run_string((src), (start), (g), (l))
+
+/* A type's slot: PyType_GetSlot (any type, static ones too, since 3.10). */
+#define GDL_SLOT(tp, field, type) ((type)PyType_GetSlot((tp), Py_##field))
+
+/* Whether the own __dict__ of tp (not its bases') has name: 1 with a new
+ * reference in *v, 0 (*v NULL), -1 with an exception (tp_dict is not in
+ * the limited API: through the type's mapping proxy). */
+int gdl_type_own_attr(PyTypeObject* tp, PyObject* name, PyObject** v);
+
+/* tp_name: "module.name" ("name" for builtins and a class statement's
+ * classes, as CPython's own tp_name), kept in a dict, so the
+ * pointer lives as long as the process (type names are few). On
+ * a failure "?" (no exception set): it only names types in messages. */
+const char* gdl_tp_name(PyTypeObject* tp);
+#define GDL_TP_NAME(tp) gdl_tp_name(tp)
+
+/* The functions every CPython from 3.12 on exports but the stable ABI does
+ * not list, looked up once in the running interpreter. */
+int gdl_gilstate_check(void);    /* PyGILState_Check */
+int gdl_is_finalizing(void);     /* Py_IsFinalizing (3.13), _Py_IsFinalizing (3.12) */
+int gdl_is_main_interpreter(void); /* PyInterpreterState_Get() == PyInterpreterState_Main() */
+PyObject* gdl_type_dict(PyTypeObject* tp); /* PyType_GetDict: a new reference, NULL with an exception */
+#else
+#define GDL_TP_NAME(tp) ((tp)->tp_name)
+#define GDL_SLOT(tp, field, type) ((type)(tp)->field)
+#endif
+
+#endif
