@@ -398,10 +398,18 @@ static __attribute__((noinline)) int value_arg(const gdl_fn* fn, int i, PyObject
  * list without Convert) is a TypeError naming the function and the argument,
  * saying what the parameter takes, as CPython words a wrong argument type. */
 static void not_an_array(const gdl_fn* fn, int i, PyObject* obj) {
-  if (!PyErr_ExceptionMatches(PyExc_TypeError) || PyObject_HasAttrString(obj, "__dlpack__") ||
-      PyObject_CheckBuffer(obj) || PyCapsule_CheckExact(obj))
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return;
+  /* The lookup runs with the TypeError put aside: CPython 3.13+ reports one
+   * made while an error is set as unraisable. */
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  if (PyObject_HasAttrString(obj, "__dlpack__") || PyObject_CheckBuffer(obj) || PyCapsule_CheckExact(obj)) {
+    PyErr_Restore(type, value, tb);
     return;
-  PyErr_Clear();
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
   if (fn->elem[i].bits != 0) /* a typed slice or N-d view: buffers too */
     PyErr_Format(PyExc_TypeError, "%s() argument %d must be an array or a bytes-like object, not %.200s", fn->name,
                  i + 1, GDL_TP_NAME(Py_TYPE(obj)));

@@ -96,6 +96,18 @@ def test_what_is_no_array_is_a_type_error_naming_the_argument():
         declmod.Bag().extend(None)
 
 
+def test_the_refusal_of_what_is_no_array_leaves_no_other_error(monkeypatch):
+    """The check for __dlpack__ runs with the first TypeError put aside:
+    CPython 3.13+ reports an attribute lookup made while an error is set as
+    an unraisable exception ("Exception ignored in PyObject_HasAttrString")."""
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+    for f, arg in ((declmod.total, "abc"), (declmod.dtype_of, [[1.0]]), (declmod.Bag().extend, None)):
+        with pytest.raises(TypeError, match="must be an array"):
+            f(arg)
+    assert [str(u.exc_value) for u in seen] == []
+
+
 def test_none_as_a_default_of_a_pointer_parameter():
     assert declmod.at_least(1.0) == 1.0
     assert declmod.at_least(1.0, 2.0) == 2.0 and declmod.at_least(3.0, lo=2.0) == 3.0
