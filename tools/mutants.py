@@ -398,6 +398,7 @@ class Tree:
         for pkg, run in m.go:
             cmd = ["go", "vet", pkg] if collect_only else ["go", "test", "-count=1", "-run", run, pkg]
             rc, out = _run(cmd, self.path, go_test_env(self.env), 600)
+            out = GO_OUTPUT + out
             if rc != 0:
                 return rc, out
         return 0, ""
@@ -422,7 +423,11 @@ class Tree:
             # The test that killed it last time first (KILLERS): a failure there is a kill
             # without the tests before it in its file; 4 and 5 (no such test) are none.
             first = killers.get(m.name)
-            if first and m.pytest:
+            if first == GO_TESTS and m.go:
+                rc, out = self.test(dataclasses.replace(m, pytest=[]))
+                if rc:
+                    return "killed", "by its Go tests (first)", time.monotonic() - t1
+            elif first and m.pytest:
                 rc, out = _run([self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", first],
                                self.path, self.env, 600)
                 if rc not in (0, 4, 5):
@@ -430,7 +435,7 @@ class Tree:
             rc, out = self.test(m)
             if not rc:
                 return "SURVIVED", "", time.monotonic() - t1
-            killer = _failed_test(out)
+            killer = _failed_test(out) or (GO_TESTS if m.go and out.lstrip().startswith(GO_OUTPUT) else None)
             if killer:
                 killers[m.name] = killer
             return "killed", f"by {killer or '?'}: " + _tail(out, 1), time.monotonic() - t1
@@ -442,6 +447,8 @@ class Tree:
 # KILLERS_FILE, rewritten by --record-killers. A stale entry only costs
 # the full list's run.
 KILLERS_FILE = os.path.join(ROOT, "tools", "mutant_killers.json")
+GO_TESTS = "go test"  # the killer is the mutant's Go tests (Mutant.go), run first
+GO_OUTPUT = "\x00go"  # Tree.test's mark on the output of a failing go test
 killers: dict[str, str] = {}
 
 

@@ -2,6 +2,7 @@
 a []byte result is bytes, on the typed and reflection paths, with and without
 the GIL. Collected by tests/pyext/test_values.py's run, with valmod on PYTHONPATH."""
 import array
+import itertools
 import os
 
 import numpy as np
@@ -134,6 +135,15 @@ def test_a_bytes_object_made_ahead_and_left_unused_is_freed():
             valmod.maybe(-1)
     for call in (other_size, raises):
         assert growth_kib(call, n=5_000) < 8192, f"{call.__name__}: a leak of the object made ahead"
+
+
+@pytest.mark.skipif(bool(os.environ.get("GODLPACK_SANITIZER")), reason="RSS is meaningless under a sanitizer")
+@pytest.mark.parametrize("f", [valmod.fill_nogil, valmod.fill_refl_nogil])
+def test_bytes_of_changing_sizes_without_the_gil_keep_rss_stable(f):
+    """No result the size of the one before: no object made ahead, so C
+    makes each from Go's malloc'd copy, which it frees (50 MiB a window if not)."""
+    sizes = itertools.cycle([1024, 1025, 1026])
+    assert growth_kib(lambda: f(next(sizes), 1)) < 8192, "a leak of Go's copies"
 
 
 class Sub(bytes):
