@@ -14,6 +14,7 @@ import dataclasses
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -453,11 +454,13 @@ killers: dict[str, str] = {}
 
 
 def _failed_test(out: str) -> str | None:
-    """The node id of the first test pytest reports FAILED or ERROR in out."""
+    """The node id of the first test pytest reports FAILED or ERROR in out,
+    else of the test a crash's faulthandler stack was in (file::function)."""
     for line in out.splitlines():
         if line.startswith(("FAILED ", "ERROR ")):
             return line.split()[1]
-    return None
+    frames = re.findall(r'File "[^"]*?/(tests/[^"]+\.py)", line \d+ in (test_\w+)', out)
+    return f"{frames[-1][0]}::{frames[-1][1]}" if frames else None
 
 
 def _module_dirs() -> set[str]:
