@@ -26,15 +26,16 @@ GOSUM = os.path.join(ROOT, "bench", "ext", "gosum")
 OUT = os.path.join(ROOT, "bench", "out", "abi3")
 
 # (name, how it is called): code run n times in a loop, with m the module.
-CELLS = [
-    ("noop()", "f = m.noop", "f()"),
-    ("fid(1.0)", "f = m.fid", "f(1.0)"),
-    ("kw(1.0, b=2.0)", "f = m.kw", "f(1.0, b=2.0)"),
-    ("bytes_in(1 KiB)", "f = m.bytes_in; b = bytes(1024)", "f(b)"),
-    ("bytes_out() 1 KiB", "f = m.bytes_out", "f()"),
+CELLS = [  # the typed paths (what a //pyext: declaration makes), not gosum's reflection ones
+    ("noop()", "f = m.noop_typed", "f()"),
+    ("fid(1.0)", "f = m.fid_typed", "f(1.0)"),
+    ("kw(1.0, b=2.0)", "f = m.kw_typed", "f(1.0, b=2.0)"),
+    ("bytes_in(1 KiB)", "f = m.bytes_in_typed; b = bytes(1024)", "f(b)"),
+    ("bytes_out() 1 KiB", "f = m.bytes_out_typed", "f()"),
     ("obj.fid(1.0)", "o = m.Acc()", "o.fid(1.0)"),
-    ("sum(x), 1 elem", "f = m.sum; import numpy; x = numpy.ones(1)", "f(x)"),
-    ("sum(x), 1000 elem", "f = m.sum; import numpy; x = numpy.ones(1000)", "f(x)"),
+    ("ndim(t), 1 elem", "f = m.ndim_typed; import numpy; x = numpy.ones(1)", "f(x)"),
+    ("sum(x), 1 elem", "f = m.sum_typed; import numpy; x = numpy.ones(1)", "f(x)"),
+    ("sum(x), 1000 elem", "f = m.sum_typed; import numpy; x = numpy.ones(1000)", "f(x)"),
     ("sum_conv(x[::2]), 1000", "f = m.sum_conv; import numpy; x = numpy.ones(2000)[::2]", "f(x)"),
 ]
 
