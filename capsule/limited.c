@@ -99,6 +99,13 @@ PyObject* gdl_type_dict(PyTypeObject* tp) {
   return fn(tp);
 }
 
+PyObject* gdl_module_attr(const char* module, const char* name) {
+  PyObject* m = PyImport_ImportModule(module);
+  PyObject* attr = m ? PyObject_GetAttrString(m, name) : NULL;
+  Py_XDECREF(m);
+  return attr;
+}
+
 int gdl_is_main_interpreter(void) {
   static PyInterpreterState* (*fn)(void);
   if (fn == NULL) fn = (PyInterpreterState * (*)(void)) interp_fn("PyInterpreterState_Main");

@@ -80,6 +80,7 @@ int gdl_gilstate_check(void);    /* PyGILState_Check */
 int gdl_is_finalizing(void);     /* Py_IsFinalizing (3.13), _Py_IsFinalizing (3.12) */
 int gdl_is_main_interpreter(void); /* PyInterpreterState_Get() == PyInterpreterState_Main() */
 PyObject* gdl_type_dict(PyTypeObject* tp); /* PyType_GetDict: a new reference, NULL with an exception */
+PyObject* gdl_module_attr(const char* module, const char* name); /* module.name: a new reference, NULL with an exception */
 #else
 #define GDL_TP_NAME(tp) ((tp)->tp_name)
 #define GDL_SLOT(tp, field, type) ((type)(tp)->field)

@@ -149,9 +149,7 @@ static int method_type_ready(void) {
                          {Py_tp_members, method_members},        {0, NULL}};
   PyType_Spec spec = {"godlpack.go_method", sizeof(gdl_method), 0,
                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR, slots};
-  PyObject* types = PyImport_ImportModule("types");
-  bound_method = types ? PyObject_GetAttrString(types, "MethodType") : NULL;
-  Py_XDECREF(types);
+  bound_method = gdl_module_attr("types", "MethodType");
   if (bound_method == NULL) return -1;
   method_type = (PyTypeObject*)PyType_FromSpec(&spec);
   return method_type ? 0 : -1;

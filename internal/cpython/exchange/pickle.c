@@ -67,9 +67,7 @@ int gdl_pickle_init(const char* module_name) {
   PyType_Slot slots[] = {{Py_tp_dealloc, (void*)bytes_dealloc}, {Py_bf_getbuffer, (void*)bytes_getbuffer},
                          {Py_tp_doc, (void*)TENSOR_BYTES_DOC}, {0, NULL}};
   PyType_Spec spec = {name, sizeof(TensorBytes), 0, Py_TPFLAGS_DEFAULT, slots};
-  PyObject* pickle = PyImport_ImportModule("pickle");
-  pickle_buffer = pickle ? PyObject_GetAttrString(pickle, "PickleBuffer") : NULL;
-  Py_XDECREF(pickle);
+  pickle_buffer = gdl_module_attr("pickle", "PickleBuffer");
   if (pickle_buffer == NULL) return -1;
   tensor_bytes_type = (PyTypeObject*)PyType_FromSpec(&spec);
   return tensor_bytes_type ? 0 : -1;
