@@ -65,6 +65,9 @@ func dlRefusals() []refusal {
 			dl.NDim, dl.Shape = math.MinInt32, (*int64)(unreadable(t))
 		}},
 		{"NULL shape", godlpack.ErrNilPointer, func(t *testing.T, dl *godlpack.DLTensor) { dl.Shape = nil }},
+		{"NULL shape 1-d", godlpack.ErrNilPointer, func(t *testing.T, dl *godlpack.DLTensor) {
+			dl.NDim, dl.Shape, dl.Strides = 1, nil, cDims(t, 1)
+		}},
 		{"negative shape", godlpack.ErrShape, func(t *testing.T, dl *godlpack.DLTensor) { dl.Shape = cDims(t, 2, -3) }},
 		{"negative shape with a zero", godlpack.ErrShape, func(t *testing.T, dl *godlpack.DLTensor) { dl.Shape = cDims(t, 0, -1) }},
 		{"shape product overflow", godlpack.ErrOverflow, func(t *testing.T, dl *godlpack.DLTensor) {

@@ -10,6 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// deadlockWait bounds a wait that takes microseconds unless it deadlocks:
+// long enough for a loaded machine under -race, short enough that a
+// deadlocking mutant (tools/mutants.py) fails soon.
+const deadlockWait = 10 * time.Second
+
 type seqT struct{ v []int }
 
 func (s *seqT) All() iter.Seq[int] {
@@ -101,7 +106,7 @@ func TestPullRefusesItsOwnGoroutineAndLetsOthersTakeTurns(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(deadlockWait):
 		t.Fatal("next waited for its own sequence")
 	}
 	require.ErrorIs(t, inner, errReentered)
@@ -149,7 +154,7 @@ func TestPullGivesUpOnASequenceRefusedAtExit(t *testing.T) {
 		go func() { defer close(done); f() }()
 		select {
 		case <-done:
-		case <-time.After(30 * time.Second):
+		case <-time.After(deadlockWait):
 			t.Fatal(what + " waited for a goroutine stopped for good")
 		}
 	}

@@ -189,6 +189,7 @@ def test_cli_survives_an_aborting_peer_and_exits_1(tmp_path, monkeypatch):
     assert sum(ln.startswith("godlpack ") and " PASS " in ln for ln in r.stdout.splitlines()) == len(check.CHECKS)
 
 
+@pytest.mark.one_python  # the checker's own timeout: nothing of the Python version
 def test_a_peer_that_hangs_is_a_timeout_fail_row(tmp_path, monkeypatch):
     hangs = "\ndef from_dlpack(x, **kw):\n    if negative(x):\n        time.sleep(3600)\n    return np.from_dlpack(x, **kw)\n"
     name = fake_peer(tmp_path, monkeypatch, "fake_hang_peer", hangs)

@@ -37,6 +37,7 @@ MALFORMED = [
     ("negative-device-id", dict(device=(1, -1)), r"(?i)device"),
     ("null-data-nonzero-size", dict(data=0), r"(?i)NULL data|data is NULL"),
     ("null-shape", dict(null_shape=True), r"(?i)shape is NULL"),
+    ("null-shape-1d", dict(ndim=1, strides=[1], null_shape=True), r"(?i)shape is NULL"),
     ("overflowing-shape", dict(shape=[2**62, 4], strides=[4, 1]), r"(?i)overflow"),
     ("overflowing-shape-3d", dict(shape=[2**31, 2**31, 2**31], strides=[1, 1, 1]), r"(?i)overflow"),
     ("stride-span-overflow", dict(shape=[3, 3], strides=[2**62, 2**62]), r"(?i)overflow"),
