@@ -380,8 +380,8 @@ def unoptimized_cc(tree: str, env: dict) -> str:
     """A C compiler for the mutant trees' builds: the go command's own (go
     env CC), run with -O0 last, which overrides the -O2 of the #cgo lines
     (the go command puts them after $CGO_CFLAGS). Each mutant rebuilds a cgo
-    package; unoptimized, pyext's compiles in about 4 s instead of 7 (this
-    machine); whether a sabotage is caught does not depend on it."""
+    package; unoptimized, pyext's compiles in 4.2 s instead of 5.2 (this
+    machine). Every sabotage here is caught at -O0 too."""
     real = subprocess.run(["go", "env", "CC"], cwd=ROOT, env=env, capture_output=True, text=True,
                           check=True).stdout.strip() or "cc"
     path = os.path.join(tree, ".mutants-cc")
