@@ -453,7 +453,7 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
       not_an_array(fn, i, obj);
       return -1;
     case GDL_V_OBJ:
-      return gdl_obj_arg(fn, i, obj, v);
+      return gdl_obj_arg_fast(fn, i, obj, v);
     case GDL_V_CALLABLE: /* a Go func (callback.go): Go takes the reference */
       if (!PyCallable_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s() argument %d must be callable, not %.200s", fn->name, i + 1,
@@ -826,7 +826,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
   a.ntensors = 0;
   a.nviews = 0;
   a.nbufs = 0;
-  if (off && gdl_obj_arg(fn, 0, self, &a.v[0]) < 0) {
+  if (off && gdl_obj_arg_fast(fn, 0, self, &a.v[0]) < 0) {
     if (gdl_is_obj(fn->cls[0], self)) return NULL; /* of the class, but holding no Go value */
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "descriptor '%s' for '%s' objects doesn't apply to a '%.200s' object",

@@ -13,13 +13,11 @@
  * lives for the process, like the module that made it in the common case.
  * Stores and loads are atomic, release and acquire. The custom exception
  * types (gdl_exc_type) follow the same rules. */
-static PyTypeObject* class_types[GDL_MAX_CLASSES];
+PyTypeObject* gdl_class_types[GDL_MAX_CLASSES];
 static PyObject* exc_types[GDL_MAX_EXCEPTIONS];
 
-PyTypeObject* gdl_class_type(int cls) { return __atomic_load_n(&class_types[cls], __ATOMIC_ACQUIRE); }
-
 void gdl_set_class_type(int cls, PyTypeObject* type) {
-  __atomic_store_n(&class_types[cls], (PyTypeObject*)Py_NewRef((PyObject*)type), __ATOMIC_RELEASE);
+  __atomic_store_n(&gdl_class_types[cls], (PyTypeObject*)Py_NewRef((PyObject*)type), __ATOMIC_RELEASE);
 }
 
 PyObject* gdl_exc_type(int id) { return __atomic_load_n(&exc_types[id], __ATOMIC_ACQUIRE); }

@@ -39,8 +39,9 @@ extern void gdlpyReleaseBuffer(uintptr_t pin);
 
 /* The type of each Go class id, set by the newest module that added it
  * (borrowed; NULL before any module added it); set keeps every type it is
- * given alive for the process. */
-PyTypeObject* gdl_class_type(int cls);
+ * given alive for the process. Inline: a method call reads it. */
+extern PyTypeObject* gdl_class_types[GDL_MAX_CLASSES];
+static inline PyTypeObject* gdl_class_type(int cls) { return __atomic_load_n(&gdl_class_types[cls], __ATOMIC_ACQUIRE); }
 void gdl_set_class_type(int cls, PyTypeObject* type);
 /* A method's short name: fn names are Class.name. */
 const char* gdl_short_name(const char* name);
@@ -66,6 +67,16 @@ PyTypeObject* gdl_go_type(PyTypeObject* type);
 PyObject* gdl_obj_retype(PyObject* r, PyTypeObject* type);
 /* Argument i of fn, a class parameter: exactly an object of that class. */
 int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v);
+/* gdl_obj_arg inline for its common case, an object of the class's own type
+ * holding a Go value; the others (subclasses, an earlier import's type,
+ * refusals) through gdl_obj_arg. */
+static inline int gdl_obj_arg_fast(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
+  if (Py_TYPE(obj) == gdl_class_type(fn->cls[i]) && ((gdl_obj*)obj)->handle != 0) {
+    v->i = (int64_t)((gdl_obj*)obj)->handle;
+    return 0;
+  }
+  return gdl_obj_arg(fn, i, obj, v);
+}
 
 /* ext.c */
 /* Calls fn: self is the receiver of a method (NULL for a function). */
