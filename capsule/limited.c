@@ -8,9 +8,10 @@
 #include "capsule.h"
 
 #ifdef _WIN32
-#error "godlpack's limited-API (abi3) build is for Linux and macOS"
-#endif
+#include <windows.h>
+#else
 #include <dlfcn.h>
+#endif
 
 /* The tp_dealloc of classes made by a class statement (CPython's
  * subtype_dealloc), whose tp_name is their bare name; NULL on failure. */
@@ -74,7 +75,20 @@ int gdl_type_own_attr(PyTypeObject* tp, PyObject* name, PyObject** v) {
 }
 
 /* The address of the interpreter's function name (NULL when it has none). */
+#ifdef _WIN32
+/* The extension imports python3.dll, which forwards the stable ABI to
+ * python3XY.dll: the module holding Py_IsInitialized's code (the import's
+ * resolved address) is python3XY.dll, which exports the rest. */
+static void* interp_fn(const char* name) {
+  HMODULE m = NULL;
+  if (!GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                          (LPCWSTR)(void*)&Py_IsInitialized, &m))
+    return NULL;
+  return (void*)GetProcAddress(m, name);
+}
+#else
 static void* interp_fn(const char* name) { return dlsym(RTLD_DEFAULT, name); }
+#endif
 
 int gdl_gilstate_check(void) {
   static int (*fn)(void);

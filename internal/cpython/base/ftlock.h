@@ -16,7 +16,8 @@
 
 #include <Python.h>
 
-#if PY_VERSION_HEX >= 0x030D0000
+/* The stable ABI (abi3) has no PyMutex, and abi3 loads only on GIL builds. */
+#if PY_VERSION_HEX >= 0x030D0000 && !defined(Py_LIMITED_API)
 typedef PyMutex gdl_mutex; /* zero-initialised: unlocked */
 #define gdl_mutex_lock(m) PyMutex_Lock(m)
 #define gdl_mutex_unlock(m) PyMutex_Unlock(m)
@@ -61,7 +62,8 @@ static inline void gdl_ref_slot_set(gdl_ref_slot* s, PyObject* o) {
 /* Strong-reference lookups of CPython 3.13 (a borrowed item of a container
  * another thread mutates may be freed under its reader), for 3.11 and 3.12,
  * where the GIL makes the borrowed lookup plus an incref equivalent. */
-#if PY_VERSION_HEX < 0x030D0000
+/* 3.13's functions; a stable-ABI build of 3.12 has them from no header. */
+#if PY_VERSION_HEX < 0x030D0000 || (defined(Py_LIMITED_API) && Py_LIMITED_API + 0 < 0x030D0000)
 static inline int PyDict_GetItemRef(PyObject* d, PyObject* key, PyObject** out) {
   *out = Py_XNewRef(PyDict_GetItemWithError(d, key));
   return *out != NULL ? 1 : PyErr_Occurred() ? -1 : 0;
