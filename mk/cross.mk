@@ -2,7 +2,9 @@
 # built for windows/amd64, darwin/arm64 and darwin/amd64 with zig, the two
 # macOS builds joined into universal2 (tools/fatmacho.py), and each checked
 # against the target's real libpython (tools/cross.py: imports, exports,
-# minimum macOS, arm64 signature; universal2: each slice). The jars, the import libraries
+# minimum macOS, arm64 signature; universal2: each slice); then opmod against
+# the stable ABI (abi3) for macOS arm64 and x86_64, joined into universal2, each
+# slice binding only the limited API (Windows abi3: make wine-test). The jars, the import libraries
 # and zig's cache live in CROSS_CACHE (git-ignored; cache it in CI).
 # make cross-deps: Debian's llvm (llvm-objdump, llvm-nm) where missing.
 CROSS_CACHE ?= $(CURDIR)/.crosscache
@@ -16,3 +18,4 @@ cross-deps:
 
 cross: cross-deps
 	$(CROSS_ENV) $(PYTHON) tools/cross.py all -o $(CROSS_OUT) -p $(CROSS_PYTHON)
+	$(CROSS_ENV) $(PYTHON) tools/cross.py all --abi3 -o $(CROSS_OUT)/abi3 -t macosx_12_0_universal2

@@ -2,7 +2,7 @@
 once and cached (tools/zigcc.py's foreign targets use it):
 
 - each target's own CPython headers and pyconfig.h, and the real
-  python3XY.dll / libpython3.X.dylib (for export checks): from the Maven
+  python3XY.dll / libpython3.X.dylib and python3.lib (for export checks): from the Maven
   Central jars org.bytedeco:cpython:<version>-<release> (classifiers
   windows-x86_64, macosx-x86_64, macosx-arm64), plain HTTPS download of the
   repository's standard layout, or `mvn dependency:get` where $GODLPACK_MVN=1;
@@ -105,6 +105,21 @@ def libpython(classifier: str, version: str) -> str:
     return os.path.join(python_root(classifier, version), name)
 
 
+def stable_abi_lib(version: str) -> str:
+    """The Windows jar's libs/python3.lib of CPython version: the import
+    library of its python3.dll, whose names are what that DLL exports (the
+    stable ABI of that version), extracted once."""
+    dest = os.path.join(cache(), "py", f"{version}-windows-x86_64", "python3.lib")
+    if not os.path.isfile(dest):
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with zipfile.ZipFile(jar("windows-x86_64", version)) as z:
+            data = z.read("org/bytedeco/cpython/windows-x86_64/libs/python3.lib")
+        with open(dest + ".part", "wb") as f:
+            f.write(data)
+        os.replace(dest + ".part", dest)
+    return dest
+
+
 def _find_def(home: str, dll: str) -> str | None:
     found = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(home, "registry", "src")) for f in fs
              if f == f"{dll}.def" and DLL_A in d]
@@ -131,7 +146,8 @@ def _def_file(dll: str) -> str:
 
 
 def import_lib_dir(zig: str, minor: str) -> str:
-    """A folder holding libpython3XY.a, the import library of python3XY.dll."""
+    """A folder holding libpython3XY.a, the import library of python3XY.dll
+    (minor "3": libpython3.a, of python3.dll, the stable ABI's DLL)."""
     dll = f"python{minor.replace('.', '')}"
     out = os.path.join(cache(), "implib", minor)
     lib = os.path.join(out, f"lib{dll}.a")

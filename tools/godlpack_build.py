@@ -113,32 +113,26 @@ def abi3_suffix() -> str:
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     """setuptools' build_wheel; with a target, for that target (see _zigcc);
-    with abi3 (see abi3()), a stable-ABI wheel."""
-    if abi3(os.getcwd(), config_settings):
+    with abi3 (see abi3()), a stable-ABI wheel (with a target too: one
+    cp312-abi3-linux_<arch> wheel, for auditwheel repair)."""
+    stable = abi3(os.getcwd(), config_settings)
+    if stable:
         check_abi3()
-        if _target(config_settings):
-            raise RuntimeError("a stable-ABI (abi3) build for a zig target is not supported yet: "
-                               "build abi3 natively, or drop abi3 for the zig wheels")
-        settings = {k: v for k, v in (config_settings or {}).items() if k != "abi3"}
+    target = _target(config_settings)
+    if not stable and not target:
+        return _orig.build_wheel(wheel_directory, config_settings, metadata_directory)
+    settings = {k: v for k, v in (config_settings or {}).items() if k not in ("abi3", "target")}
+    env: dict[str, str] = {}
+    if stable:
         options = settings.get("--build-option", [])
         settings["--build-option"] = [*([options] if isinstance(options, str) else options),
                                       f"--py-limited-api={ABI3_TAG}"]
-        saved_abi3 = os.environ.get("GODLPACK_ABI3")
-        os.environ["GODLPACK_ABI3"] = "1"  # for BuildGoExt, run in this process
-        try:
-            return _orig.build_wheel(wheel_directory, settings, metadata_directory)
-        finally:
-            if saved_abi3 is None:
-                os.environ.pop("GODLPACK_ABI3", None)
-            else:
-                os.environ["GODLPACK_ABI3"] = saved_abi3
-    target = _target(config_settings)
-    if not target:
-        return _orig.build_wheel(wheel_directory, config_settings, metadata_directory)
-    settings = {k: v for k, v in (config_settings or {}).items() if k != "target"}
-    saved = {k: os.environ.get(k) for k in ("GODLPACK_ZIG_TARGET", "_PYTHON_HOST_PLATFORM")}
-    # _PYTHON_HOST_PLATFORM: sysconfig's platform, so the wheel is tagged linux_<arch>.
-    os.environ.update(GODLPACK_ZIG_TARGET=target, _PYTHON_HOST_PLATFORM=_zigcc().platform(target))
+        env["GODLPACK_ABI3"] = "1"  # for BuildGoExt, run in this process
+    if target:
+        # _PYTHON_HOST_PLATFORM: sysconfig's platform, so the wheel is tagged linux_<arch>.
+        env.update(GODLPACK_ZIG_TARGET=target, _PYTHON_HOST_PLATFORM=_zigcc().platform(target))
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         return _orig.build_wheel(wheel_directory, settings, metadata_directory)
     finally:
@@ -533,8 +527,8 @@ class BuildGoExt(build_ext):
     def get_ext_filename(self, ext_name: str) -> str:
         name = super().get_ext_filename(ext_name)
         target = _target()
-        if target:  # the target's suffix, not this machine's
-            suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        if target and name.endswith(suffix):  # the target's suffix, not this machine's (.abi3.so is every Linux's)
             name = name[: -len(suffix)] + _zigcc().ext_suffix(target)
         return name
 

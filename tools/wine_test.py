@@ -13,9 +13,16 @@ and runs
   scaffold a project made by `python -m godlpack new` (this tree's godlpack),
            its module generated from its //pyext: directives (pyextgen, as
            tools/godlpack_build.py's generate), cross-built, checked, and its
-           own tests (test_NAME.py) run.
+           own tests (test_NAME.py) run;
+  abi3     the same pyext extension built against the stable ABI with
+           CPython 3.12's headers (opmod.pyd, linking python3.dll), checked
+           against 3.12's and 3.13's python3.dll, and its checks run on 3.13;
+           then the scaffold project's stable-ABI wheel (`godlpack wheels
+           --abi3 --target win_amd64`), checked, and its own tests run on 3.13.
+           The jar's CPython has no python3.dll: the harness makes one
+           (stable_abi_dll), forwarding as CPython's own does.
 
-    python tools/wine_test.py [--only core|pyext|runtimes|scaffold]... [--install-only]
+    python tools/wine_test.py [--only core|pyext|runtimes|scaffold|abi3]... [--install-only]
 
 Set-up, each step cached under $GODLPACK_CROSS_CACHE/wine and done only
 when missing: Debian's wine and wine64 (apt-get), the Windows CPython,
@@ -45,6 +52,7 @@ import crossdeps  # noqa: E402
 import crosswheel  # noqa: E402
 import godlpack_build  # noqa: E402
 import wine_shims  # noqa: E402
+import zigcc  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MINOR = "3.13"
@@ -211,6 +219,73 @@ def winpath(*paths: str) -> str:
     return ";".join("Z:" + os.path.abspath(p) for p in paths)
 
 
+ABI3_HEADERS = "3.12"  # the abi3 step's build: the oldest stable ABI godlpack builds, run on MINOR
+
+
+def stable_abi_dll(home: str) -> str:
+    """home/python3.dll, which the jar's CPython lacks: as CPython's own
+    (PC/python3dll.c), every name of the stable ABI forwarded to
+    python3XY.dll, the names those of its import library, the jar's
+    libs/python3.lib (a data export, one with no code thunk, as DATA).
+    Built once with zig; harness-only, as the shims are."""
+    dll = os.path.join(home, "python3.dll")
+    if os.path.isfile(dll):
+        return dll
+    lib = os.path.join(home, "libs", "python3.lib")
+    nm = subprocess.run([cross.llvm("llvm-nm"), lib], capture_output=True, text=True, check=True).stdout
+    syms = {ln.split()[-1] for ln in nm.splitlines() if len(ln.split()) >= 2}
+    names = sorted(n[len("__imp_"):] for n in syms if n.startswith("__imp_"))
+    if len(names) < 500:
+        raise RuntimeError(f"{lib} names {len(names)} exports: not the stable ABI's import library")
+    target = MINOR.replace(".", "")
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "python3.def"), "w") as f:
+            f.write("LIBRARY python3.dll\nEXPORTS\n")
+            f.writelines(f"{n} = python{target}.{n}{'' if n in syms else ' DATA'}\n" for n in names)
+        with open(os.path.join(tmp, "empty.c"), "w") as f:
+            f.write("/* python3.dll has no code: forwarders only */\n")
+        r = subprocess.run(zigcc.cc("x86_64-windows-gnu") + ["-shared", "-o", "python3.dll", "empty.c", "python3.def"],
+                           cwd=tmp, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"zig cc python3.dll failed:\n{r.stderr}")
+        shutil.copy(os.path.join(tmp, "python3.dll"), dll + ".part")  # alone: zig's .lib and .pdb stay in tmp
+    os.replace(dll + ".part", dll)
+    return dll
+
+
+def build_abi3(out: str) -> str:
+    """opmod against the stable ABI (ABI3_HEADERS' headers, python3.dll) in
+    out, checked against the python3.dll of ABI3_HEADERS and of MINOR; its path."""
+    target = "x86_64-windows-gnu"
+    path = cross.build(target, ABI3_HEADERS, "opmod", out, "./tests/pyext/opmod", cwd=ROOT, abi3=True)
+    for python in (ABI3_HEADERS, MINOR):
+        bad = cross.problems(path, target, python, "opmod", abi3=True)
+        if bad:
+            raise RuntimeError(f"{os.path.basename(path)} against CPython {python}'s python3.dll: " + "; ".join(bad))
+    return path
+
+
+def build_abi3_scaffold(out: str) -> tuple[str, str]:
+    """A `python -m godlpack new` project's stable-ABI win_amd64 wheel, as
+    `godlpack wheels --abi3 --target win_amd64` makes it (tools/zigcc.py's
+    foreign_wheels: ABI3_HEADERS' headers, checked), its NAME.pyd checked
+    against MINOR's python3.dll too, unpacked: (the project, the unpacked wheel)."""
+    out = os.path.abspath(out)
+    project = scaffold_project(os.path.join(out, SCAFFOLD))
+    (whl,) = zigcc.foreign_wheels(project, os.path.join(out, "wheel"), ["win_amd64"], abi3=True)
+    if not os.path.basename(whl).endswith("-cp312-abi3-win_amd64.whl"):
+        raise RuntimeError(f"{whl}: not a cp312-abi3-win_amd64 wheel")
+    site = os.path.join(out, "site")
+    shutil.rmtree(site, ignore_errors=True)
+    with zipfile.ZipFile(whl) as z:
+        z.extractall(site)
+    pyd = os.path.join(site, SCAFFOLD + ".pyd")
+    bad = cross.problems(pyd, "x86_64-windows-gnu", MINOR, SCAFFOLD, abi3=True)
+    if bad:
+        raise RuntimeError(f"{os.path.basename(pyd)} against CPython {MINOR}'s python3.dll: " + "; ".join(bad))
+    return project, site
+
+
 def build(out: str) -> dict[str, str]:
     """godlpack's win_amd64 wheel unpacked (out/site), opmod and spin_a/spin_b
     (out/ext): each checked by tools/cross.py first."""
@@ -338,12 +413,12 @@ def check_runtimes(wine: str, home: str, pfx: str, built: dict[str, str]) -> boo
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="wine_test.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--only", action="append", choices=["core", "pyext", "runtimes", "scaffold"])
+    p.add_argument("--only", action="append", choices=["core", "pyext", "runtimes", "scaffold", "abi3"])
     p.add_argument("-o", "--out", default=os.path.join(ROOT, "build", "wine"))
     p.add_argument("--install-only", action="store_true",
                    help="install Debian's wine where missing, and exit (CI: before its lanes, one apt at a time)")
     a = p.parse_args(argv)
-    steps = a.only or ["core", "pyext", "runtimes", "scaffold"]
+    steps = a.only or ["core", "pyext", "runtimes", "scaffold", "abi3"]
     t0 = time.monotonic()
     wine = ensure_wine()
     if a.install_only:
@@ -374,6 +449,22 @@ def main(argv: list[str]) -> int:
             f"({time.monotonic() - t1:.1f} s)")
         ok &= _pytest(wine, home, pfx, [ext], [os.path.join(project, f"test_{SCAFFOLD}.py")], [],
                       f"scaffold (test_{SCAFFOLD}.py)")
+    if "abi3" in steps:
+        t1 = time.monotonic()
+        stable_abi_dll(home)
+        pyd = build_abi3(os.path.join(a.out, "abi3"))
+        log(f"abi3: opmod.pyd built with CPython {ABI3_HEADERS}'s headers against python3.dll, checked  "
+            f"({time.monotonic() - t1:.1f} s)")
+        paths = [built["site"], os.path.dirname(pyd), support, os.path.join(ROOT, "tests", "pyext")]
+        ok &= _pytest(wine, home, pfx, paths,
+                      ["pyext/opmod/check_opmod.py"], ["-o", "python_files=check_*.py"],
+                      f"abi3 (opmod.pyd on CPython {MINOR})", {"opmod": pyd})
+        t1 = time.monotonic()
+        project, site = build_abi3_scaffold(os.path.join(a.out, "abi3", "scaffold"))
+        log(f"abi3: the scaffold's cp312-abi3-win_amd64 wheel (godlpack wheels --abi3), checked  "
+            f"({time.monotonic() - t1:.1f} s)")
+        ok &= _pytest(wine, home, pfx, [site], [os.path.join(project, f"test_{SCAFFOLD}.py")], [],
+                      f"abi3 scaffold ({SCAFFOLD}.pyd, test_{SCAFFOLD}.py on CPython {MINOR})")
     log(f"{'passed' if ok else 'FAILED'} in {time.monotonic() - t0:.1f} s")
     return 0 if ok else 1
 

