@@ -304,7 +304,7 @@ def build_wheels(project: str, wheelhouse: str, archs: list[str], abi3: bool = F
     this Python's headers under Py_LIMITED_API=3.12), which must hold only
     .abi3.so extension files."""
     if abi3:
-        _sibling("godlpack_build").check_abi3()  # one sentence here, not inside pip's output
+        check_abi3_python()  # one sentence here, not inside pip's output
     os.makedirs(wheelhouse, exist_ok=True)
     out = []
     for a in archs:
@@ -342,6 +342,23 @@ def repair_wheel(whl: str, wheelhouse: str, a: str, abi3: bool = False) -> str:
     print(f"{os.path.basename(fixed)}  {os.path.getsize(fixed)} bytes  (auditwheel show: manylinux_2_17_{a})",
           flush=True)
     return fixed
+
+
+def _python_version() -> tuple[int, int]:
+    return sys.version_info[0], sys.version_info[1]
+
+
+def check_abi3_python() -> None:
+    """One sentence where this Python cannot build manylinux abi3 wheels (the
+    backend's check_abi3, which pip would bury in its output; here, as that
+    file needs setuptools to import)."""
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        raise RuntimeError(f"a stable-ABI (abi3) build needs a CPython with the GIL, and this one ({sys.executable}) "
+                           "is free-threaded: run it with a regular CPython >= 3.12")
+    if _python_version() < (3, 12):
+        raise RuntimeError("a stable-ABI (abi3) build needs CPython >= 3.12 to build with, and this is %d.%d: run it "
+                           "with python3.12 or newer (the wheels then serve every CPython from 3.12 on)"
+                           % _python_version())
 
 
 def _check_abi3_wheel(whl: str) -> None:
