@@ -3,7 +3,8 @@
  * Py_LIMITED_API defined: there, the object macros that read a struct
  * (PyTuple_GET_ITEM, ...) become their function forms, a type's name is read
  * through its attributes, and the few functions outside the stable ABI that
- * every CPython since 3.12 exports are found at run time (dlsym), so the
+ * every CPython since 3.12 exports are found at run time (dlsym; Windows:
+ * GetProcAddress on python3XY.dll), so the
  * extension imports no symbol abi3audit would refuse. Without Py_LIMITED_API
  * (the default, version-specific build) nothing here changes a line.
  * Included by capsule.h, after <Python.h>; every layer includes that. */
