@@ -156,7 +156,7 @@ static int immutable_producer(PyObject* obj) {
  * or words the refusal. The array is held (a reference) until the call
  * returns, as a capsule would hold it. */
 static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
-  const np_array* x = (const np_array*)obj;
+  const np_array* x = NP_ARRAY(obj);
   gdl_elem want = fn->elem[i];
   const gdl_elem* got = np_elem_ref(x->descr);
   if (got->code != want.code || got->bits != want.bits || !(x->flags & NP_C_CONTIGUOUS) || !(x->flags & NP_ALIGNED) ||
@@ -257,7 +257,7 @@ static int np_tensor_image(np_tensor* t, const np_array* x, const gdl_elem* e, i
  * flags read-only arrays, NumPy 1 refuses them). Otherwise 0: the DLPack
  * path. */
 static int np_tensor_arg(int i, PyObject* obj, call_args* a) {
-  const np_array* x = (const np_array*)obj;
+  const np_array* x = NP_ARRAY(obj);
   const gdl_elem* e = np_elem_ref(x->descr);
   if (e->bits == 0 || !(x->flags & NP_WRITEABLE) || x->nd > GDL_NP_TENSOR_NDIM || a->ntensors == NP_TENSORS) return 0;
   np_tensor* t = &a->tensors[a->ntensors];

@@ -19,7 +19,7 @@
 /* An object of a Go class: the Go value is held by a cgo.Handle (a number,
  * not a Go pointer), deleted when the object dies. */
 typedef struct {
-  PyObject_HEAD
+  GDL_HEAD
   uintptr_t handle;
   int cls;
   int fresh;          /* made by Cls(...) and not yet past its __init__ */
