@@ -209,8 +209,10 @@ PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nf
  * returns the slots that the author's PyInit_<name> (a Go export: it waits
  * for the Go runtime) makes. The build names the modules the package exports
  * (-DGDL_MODULES(X)=X(a)X(b): tools/godlpack_build.py). */
-#define GDL_MODEXPORT(name)          \
-  extern void* PyInit_##name(void); \
-  PyMODEXPORT_FUNC PyModExport_##name(void) { return (PySlot*)PyInit_##name(); }
+#define GDL_MODEXPORT(gdl_mod)                \
+  PyMODEXPORT_FUNC PyModExport_##gdl_mod(void) { \
+    extern void* PyInit_##gdl_mod(void);       \
+    return (PySlot*)PyInit_##gdl_mod();          \
+  }
 GDL_MODULES(GDL_MODEXPORT)
 #endif
