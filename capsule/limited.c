@@ -123,6 +123,7 @@ int gdl_is_main_interpreter(void) {
 #ifdef GDL_OPAQUE
 Py_ssize_t gdl_data_offset;
 Py_ssize_t gdl_head_size;
+int gdl_free_threaded = 1; /* until known: the safe assumption */
 
 int gdl_opaque_init(void) {
   if (gdl_data_offset != 0) return 0;
@@ -141,6 +142,11 @@ int gdl_opaque_init(void) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "godlpack: no offset of a type's data found");
     return -1;
   }
+  PyObject* flags = gdl_module_attr("sys", "abiflags"); /* "t" in it: a free-threaded build */
+  const char* f = flags && PyUnicode_Check(flags) ? PyUnicode_AsUTF8AndSize(flags, NULL) : NULL;
+  Py_XDECREF(flags);
+  if (f == NULL) return -1;
+  gdl_free_threaded = strchr(f, 't') != NULL;
   gdl_head_size = head;
   gdl_data_offset = off;
   return 0;

@@ -138,6 +138,17 @@ static inline PyObject* gdl_check_obj(PyObject* o) { return o; }
 #undef _PyObject_CAST
 #define _PyObject_CAST(op) gdl_check_obj(_Generic((op), PyTypeObject*: (PyObject*)(op), default: (op)))
 #endif
+/* Whether the running CPython is a free-threaded build: known when
+ * compiling, except under abi3t, whose one file serves both (sys.abiflags,
+ * read by gdl_opaque_init). */
+#ifdef GDL_OPAQUE
+extern int gdl_free_threaded;
+#define GDL_FREE_THREADED gdl_free_threaded
+#elif defined(Py_GIL_DISABLED)
+#define GDL_FREE_THREADED 1
+#else
+#define GDL_FREE_THREADED 0
+#endif
 #define GDL_NEW(T, tp) GDL_AS(T, _PyObject_New(tp))
 #define GDL_GC_NEW(T, tp) GDL_AS(T, _PyObject_GC_New(tp))
 

@@ -809,11 +809,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
     argv = slot;
   }
   call_args a; /* only the first nparams entries are used: no more is cleared */
-#ifdef Py_GIL_DISABLED
-  int serial = 0;
-#else
-  int serial = !fn->release_gil;
-#endif
+  int serial = !fn->release_gil && !GDL_FREE_THREADED; /* a constant but under abi3t */
   memset(a.how, ARG_NONE, sizeof a.how); /* a constant size: one store (per parameter, gcc made it a memset call) */
   for (int i = 0; !fn->scalar && i < fn->nparams; i++) { /* what Go reads of any argument (arraySpans): no memset call */
     a.v[i].p = NULL;

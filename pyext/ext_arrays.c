@@ -710,11 +710,7 @@ void gdl_req_free(gdl_value* v) {
    * code that disturbs a pending exception; an argument the caller holds
    * too just loses a reference. Without the GIL another thread may drop the
    * caller's reference meanwhile: the count proves nothing, so always save. */
-#ifdef Py_GIL_DISABLED
-  int quiet = 0;
-#else
-  int quiet = st->held == NULL || Py_REFCNT(st->held) > 1;
-#endif
+  int quiet = !GDL_FREE_THREADED && (st->held == NULL || Py_REFCNT(st->held) > 1);
   if (st->managed == NULL && !st->has_buf && quiet) {
     Py_XDECREF(st->held);
   } else { /* a deleter, or an exporter's release, may run Python code */
