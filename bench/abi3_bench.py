@@ -2,7 +2,8 @@
 Py_LIMITED_API=3.12) next to the same extension built for this Python
 (bench/ext/gosum, both built here with tools/godlpack_build.py): calls with
 no argument, a float, a keyword, 1 KiB of bytes in and out, a method, and a
-NumPy float64 array of 1 and 1000 elements (docs/install.md#abi3).
+NumPy float64 array of 1 and 1000 elements (docs/install.md#abi3). On
+CPython 3.15 and later, the abi3t build (PEP 803, NAME.abi3t.so) too.
 
     python3.12 bench/abi3_bench.py [--rounds 7] [--cell-ms 20]
 
@@ -64,9 +65,12 @@ print(json.dumps(out))
 """
 
 
+SUFFIXES = {"default": sysconfig.get_config_var("EXT_SUFFIX"), "abi3": ".abi3.so", "abi3t": ".abi3t.so"}
+
+
 def build(kind: str) -> str:
     folder = os.path.join(OUT, kind)
-    suffix = ".abi3.so" if kind == "abi3" else sysconfig.get_config_var("EXT_SUFFIX")
+    suffix = SUFFIXES[kind]  # an abi3t build is one by its file's name (godlpack_build.build_go)
     env = dict(os.environ, GODLPACK_ABI3="1" if kind == "abi3" else "0", GOFLAGS="-buildvcs=false")
     subprocess.run([sys.executable, os.path.join(ROOT, "tools", "godlpack_build.py"),
                     os.path.join(folder, "gosum" + suffix), "."], cwd=GOSUM, env=env, check=True,
@@ -81,8 +85,9 @@ def main() -> None:
     args = ap.parse_args()
     if sys.version_info < (3, 12):
         sys.exit("bench/abi3_bench.py needs CPython >= 3.12 (the stable ABI's floor here)")
-    builds = {kind: build(kind) for kind in ("default", "abi3")}
-    suffixes = {"default": sysconfig.get_config_var("EXT_SUFFIX"), "abi3": ".abi3.so"}
+    kinds = ("default", "abi3", "abi3t") if sys.version_info >= (3, 15) else ("default", "abi3")
+    builds = {kind: build(kind) for kind in kinds}
+    suffixes = SUFFIXES
     samples: dict[str, dict[str, list[float]]] = {k: {c[0]: [] for c in CELLS} for k in builds}
     for _ in range(args.rounds):
         for kind, folder in builds.items():
@@ -91,10 +96,11 @@ def main() -> None:
             for name, v in json.loads(r.stdout).items():
                 samples[kind][name].append(v)
     print(f"CPython {sys.version.split()[0]}, {args.rounds} rounds: median ns per call")
-    print(f"{'call':26} {'version-specific':>16} {'abi3':>8} {'abi3/specific':>14}")
+    print(f"{'call':26} {'version-specific':>16}" + "".join(f" {k:>8} {k + '/specific':>15}" for k in kinds[1:]))
     for name, _, _ in CELLS:
-        d, a = statistics.median(samples["default"][name]), statistics.median(samples["abi3"][name])
-        print(f"{name:26} {d:16.1f} {a:8.1f} {a / d:14.2f}")
+        d = statistics.median(samples["default"][name])
+        row = [statistics.median(samples[k][name]) for k in kinds[1:]]
+        print(f"{name:26} {d:16.1f}" + "".join(f" {a:8.1f} {a / d:15.2f}" for a in row))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,19 @@
 /* limited.h's functions for a limited-API (abi3) build: a type's name from
  * its attributes, and the interpreter's functions outside the stable ABI,
  * found at run time. Empty in the default build. */
-#ifdef Py_LIMITED_API
+#if defined(Py_LIMITED_API) || defined(Py_TARGET_ABI3T) /* abi3t: Python.h defines Py_LIMITED_API */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #endif
 #include "capsule.h"
+
+#ifdef GDL_OPAQUE
+/* CPython's own, under limited.h's macro of the same name. */
+static PyObject* gdl_type_from_spec_raw(PyObject* module, PyType_Spec* spec, PyObject* bases) {
+#undef PyType_FromModuleAndSpec
+  return PyType_FromModuleAndSpec(module, spec, bases);
+}
+#endif
 
 #ifdef _WIN32
 #include <windows.h>
@@ -125,6 +133,77 @@ int gdl_is_main_interpreter(void) {
   if (fn == NULL) fn = (PyInterpreterState * (*)(void)) interp_fn("PyInterpreterState_Main");
   return fn ? PyInterpreterState_Get() == fn() : 1;
 }
+
+#ifdef GDL_OPAQUE
+Py_ssize_t gdl_data_offset;
+Py_ssize_t gdl_head_size;
+int gdl_free_threaded = 1; /* until known: the safe assumption */
+
+int gdl_opaque_init(void) {
+  if (gdl_data_offset != 0) return 0;
+  /* A type of one long of its own data, its base object, as all of ours. */
+  PyType_Slot none[] = {{0, NULL}};
+  PyType_Spec spec = {"godlpack._offset_probe", -(int)sizeof(long), 0, Py_TPFLAGS_DEFAULT, none};
+  PyObject* tp = gdl_type_from_spec_raw(NULL, &spec, NULL);
+  PyObject* o = tp ? PyType_GenericAlloc((PyTypeObject*)tp, 0) : NULL;
+  Py_ssize_t off = o ? (char*)PyObject_GetTypeData(o, (PyTypeObject*)tp) - (char*)o : 0;
+  Py_XDECREF(o);
+  Py_XDECREF(tp);
+  PyObject* size = off ? PyObject_GetAttrString((PyObject*)&PyBaseObject_Type, "__basicsize__") : NULL;
+  Py_ssize_t head = size ? PyLong_AsSsize_t(size) : -1;
+  Py_XDECREF(size);
+  if (off <= 0 || head <= 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "godlpack: no offset of a type's data found");
+    return -1;
+  }
+  PyObject* flags = gdl_module_attr("sys", "abiflags"); /* "t" in it: a free-threaded build */
+  const char* f = flags && PyUnicode_Check(flags) ? PyUnicode_AsUTF8AndSize(flags, NULL) : NULL;
+  Py_XDECREF(flags);
+  if (f == NULL) return -1;
+  gdl_free_threaded = strchr(f, 't') != NULL;
+  gdl_head_size = head;
+  gdl_data_offset = off;
+  return 0;
+}
+
+/* spec with its members' __weaklistoffset__ made absolute (CPython asserts
+ * it is not relative, in a debug build): from the object, now known. The
+ * type keeps copies of its members; the copies made here are freed. */
+PyObject* gdl_type_from_spec(PyObject* module, PyType_Spec* spec, PyObject* bases) {
+  if (gdl_opaque_init() < 0) return NULL;
+  int nslots = 0;
+  while (spec->slots[nslots].slot != 0) nslots++;
+  PyType_Slot* slots = calloc((size_t)nslots + 1, sizeof *slots);
+  PyMemberDef* members = NULL;
+  if (slots == NULL) return PyErr_NoMemory();
+  for (int i = 0; i < nslots; i++) {
+    slots[i] = spec->slots[i];
+    if (slots[i].slot != Py_tp_members || members != NULL) continue;
+    const PyMemberDef* m = slots[i].pfunc;
+    size_t n = 0;
+    while (m[n].name != NULL) n++;
+    members = calloc(n + 1, sizeof *members);
+    if (members == NULL) {
+      free(slots);
+      return PyErr_NoMemory();
+    }
+    memcpy(members, m, n * sizeof *members);
+    for (size_t j = 0; j < n; j++) {
+      if (strcmp(members[j].name, "__weaklistoffset__") == 0 && (members[j].flags & Py_RELATIVE_OFFSET)) {
+        members[j].flags &= ~Py_RELATIVE_OFFSET;
+        members[j].offset += gdl_data_offset;
+      }
+    }
+    slots[i].pfunc = members;
+  }
+  PyType_Spec copy = *spec;
+  copy.slots = slots;
+  PyObject* t = gdl_type_from_spec_raw(module, &copy, bases);
+  free(members);
+  free(slots);
+  return t;
+}
+#endif
 #else
 typedef int gdl_limited_unused; /* ISO C: a translation unit declares something */
 #endif

@@ -33,7 +33,7 @@
 #define PyFloat_AS_DOUBLE(f) PyFloat_AsDouble(f)
 #define PyDict_GET_SIZE(d) PyDict_Size(d)
 #define PyUnicode_GET_LENGTH(s) PyUnicode_GetLength(s)
-#if Py_LIMITED_API + 0 < 0x030d0000
+#if Py_LIMITED_API + 0 < 0x030d0000 || Py_LIMITED_API + 0 >= 0x030f0000 /* not in 3.15's limited API */
 #define PyUnicode_AsUTF8(s) PyUnicode_AsUTF8AndSize((s), NULL)
 #endif
 #define PyObject_CallOneArg(f, a) PyObject_CallFunctionObjArgs((f), (a), NULL)
@@ -86,5 +86,71 @@ PyObject* gdl_module_attr(const char* module, const char* name); /* module.name:
 #define GDL_TP_NAME(tp) ((tp)->tp_name)
 #define GDL_SLOT(tp, field, type) ((type)(tp)->field)
 #endif
+
+/* Object structs, written once for every build. A struct of ours starts
+ * with GDL_HEAD; a PyObject* becomes a pointer to it by GDL_AS and back by
+ * GDL_OBJ; objects are made by GDL_NEW/GDL_GC_NEW; a type's spec takes
+ * GDL_BASICSIZE and its members GDL_MEMBER_FLAGS (offsets by offsetof).
+ * Version-specific and abi3 builds: PyObject_HEAD and plain casts, as
+ * before. abi3t (Py_TARGET_ABI3T, PEP 803): PyObject is opaque and its size
+ * differs between GIL and free-threaded CPython, so a struct holds our
+ * fields alone, in the type's own data (a negative basicsize), at one offset
+ * from the object for every type whose base is object (all of ours), found
+ * once at run time (PyObject_GetTypeData) by gdl_opaque_init, which the
+ * first PyType_FromSpec runs (limited.c's wrapper, which also makes a
+ * relative __weaklistoffset__ absolute); members are relative to the data
+ * (Py_RELATIVE_OFFSET). Foreign structs (NumPy's) start after PyObject
+ * itself, whose size is read at run time: GDL_FOREIGN. */
+#ifdef _Py_OPAQUE_PYOBJECT
+#define GDL_OPAQUE 1
+extern Py_ssize_t gdl_data_offset; /* from the object to a type's own data */
+extern Py_ssize_t gdl_head_size;   /* sizeof(PyObject) of the running CPython */
+int gdl_opaque_init(void);         /* 0, or -1 with an exception */
+static inline void* gdl_as(PyObject* o) { return o ? (void*)((char*)o + gdl_data_offset) : NULL; }
+static inline PyObject* gdl_obj_of(void* p) { return p ? (PyObject*)(void*)((char*)p - gdl_data_offset) : NULL; }
+#define GDL_HEAD
+#define GDL_AS(T, o) ((T*)gdl_as(o))
+#define GDL_OBJ(p) gdl_obj_of(p)
+#define GDL_FOREIGN(T, o) ((T*)(void*)((char*)(o) + gdl_head_size))
+#define GDL_BASICSIZE(T) (-(int)sizeof(T))
+#define GDL_MEMBER_FLAGS (Py_READONLY | Py_RELATIVE_OFFSET)
+PyObject* gdl_type_from_spec(PyObject* module, PyType_Spec* spec, PyObject* bases);
+#define PyType_FromSpec(spec) gdl_type_from_spec(NULL, (spec), NULL)
+#define PyType_FromModuleAndSpec(m, spec, bases) gdl_type_from_spec((m), (spec), (bases))
+#else
+#define GDL_HEAD PyObject_HEAD
+#define GDL_AS(T, o) ((T*)(o))
+#define GDL_OBJ(p) ((PyObject*)(p))
+#define GDL_FOREIGN(T, o) ((T*)(o))
+#define GDL_BASICSIZE(T) ((int)sizeof(T))
+#if PY_VERSION_HEX >= 0x030C0000
+#define GDL_MEMBER_FLAGS Py_READONLY
+#else
+#define GDL_MEMBER_FLAGS READONLY /* structmember.h's */
+#endif
+#endif
+#if defined(GDL_OPAQUE) && defined(GDL_CHECK_CASTS)
+/* A check only (tests/tooling/test_abi3t.py): a PyObject* used as one of our
+ * structs (over-aligned here: -Wcast-align=strict) or one of our structs
+ * passed as a PyObject* (incompatible pointers) without GDL_AS/GDL_OBJ fails. */
+#undef GDL_HEAD
+#define GDL_HEAD _Alignas(64) char gdl_check_align_;
+static inline PyObject* gdl_check_obj(PyObject* o) { return o; }
+#undef _PyObject_CAST
+#define _PyObject_CAST(op) gdl_check_obj(_Generic((op), PyTypeObject*: (PyObject*)(op), default: (op)))
+#endif
+/* Whether the running CPython is a free-threaded build: known when
+ * compiling, except under abi3t, whose one file serves both (sys.abiflags,
+ * read by gdl_opaque_init). */
+#ifdef GDL_OPAQUE
+extern int gdl_free_threaded;
+#define GDL_FREE_THREADED gdl_free_threaded
+#elif defined(Py_GIL_DISABLED)
+#define GDL_FREE_THREADED 1
+#else
+#define GDL_FREE_THREADED 0
+#endif
+#define GDL_NEW(T, tp) GDL_AS(T, _PyObject_New(tp))
+#define GDL_GC_NEW(T, tp) GDL_AS(T, _PyObject_GC_New(tp))
 
 #endif

@@ -156,7 +156,7 @@ static int immutable_producer(PyObject* obj) {
  * or words the refusal. The array is held (a reference) until the call
  * returns, as a capsule would hold it. */
 static int ndarray_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
-  const np_array* x = (const np_array*)obj;
+  const np_array* x = NP_ARRAY(obj);
   gdl_elem want = fn->elem[i];
   const gdl_elem* got = np_elem_ref(x->descr);
   if (got->code != want.code || got->bits != want.bits || !(x->flags & NP_C_CONTIGUOUS) || !(x->flags & NP_ALIGNED) ||
@@ -257,7 +257,7 @@ static int np_tensor_image(np_tensor* t, const np_array* x, const gdl_elem* e, i
  * flags read-only arrays, NumPy 1 refuses them). Otherwise 0: the DLPack
  * path. */
 static int np_tensor_arg(int i, PyObject* obj, call_args* a) {
-  const np_array* x = (const np_array*)obj;
+  const np_array* x = NP_ARRAY(obj);
   const gdl_elem* e = np_elem_ref(x->descr);
   if (e->bits == 0 || !(x->flags & NP_WRITEABLE) || x->nd > GDL_NP_TENSOR_NDIM || a->ntensors == NP_TENSORS) return 0;
   np_tensor* t = &a->tensors[a->ntensors];
@@ -809,11 +809,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
     argv = slot;
   }
   call_args a; /* only the first nparams entries are used: no more is cleared */
-#ifdef Py_GIL_DISABLED
-  int serial = 0;
-#else
-  int serial = !fn->release_gil;
-#endif
+  int serial = !fn->release_gil && !GDL_FREE_THREADED; /* a constant but under abi3t */
   memset(a.how, ARG_NONE, sizeof a.how); /* a constant size: one store (per parameter, gcc made it a memset call) */
   for (int i = 0; !fn->scalar && i < fn->nparams; i++) { /* what Go reads of any argument (arraySpans): no memset call */
     a.v[i].p = NULL;

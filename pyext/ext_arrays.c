@@ -256,7 +256,7 @@ static int convert_numpy(const gdl_fn* fn, int i, const gdl_req* r, PyObject* ob
 static int exact_ndarray(PyObject* obj) { return is_ndarray(obj); }
 
 static int describe_ndarray(PyObject* obj, arg_desc* d) {
-  const np_array* x = (const np_array*)obj;
+  const np_array* x = NP_ARRAY(obj);
   gdl_elem e = np_elem(x->descr);
   d->data = x->data;
   d->nd = x->nd;
@@ -480,7 +480,7 @@ static int conforms(const gdl_fn* fn, int i, const gdl_req* r, const np_array* x
 }
 
 static int take_ndarray(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj, gdl_value* v, arg_state* st) {
-  const np_array* x = (const np_array*)obj;
+  const np_array* x = NP_ARRAY(obj);
   int64_t n, lo, hi;
   if (!conforms(fn, i, r, x, GDL_MAX_NDIM, st->shape, st->estrides, &n, &lo, &hi)) return 0;
   st->held = Py_NewRef(obj);
@@ -492,7 +492,7 @@ static int take_ndarray(const gdl_fn* fn, int i, const gdl_req* r, PyObject* obj
 
 int gdl_req_view(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v, gdl_stack_view* sv) {
   const gdl_req* r = fn->req[i];
-  const np_array* x = (const np_array*)obj;
+  const np_array* x = NP_ARRAY(obj);
   int64_t n, lo, hi;
   if (r->view == GDL_VIEW_TENSOR || !conforms(fn, i, r, x, GDL_VIEW_NDIM, sv->shape, sv->estrides, &n, &lo, &hi))
     return 0;
@@ -710,11 +710,7 @@ void gdl_req_free(gdl_value* v) {
    * code that disturbs a pending exception; an argument the caller holds
    * too just loses a reference. Without the GIL another thread may drop the
    * caller's reference meanwhile: the count proves nothing, so always save. */
-#ifdef Py_GIL_DISABLED
-  int quiet = 0;
-#else
-  int quiet = st->held == NULL || Py_REFCNT(st->held) > 1;
-#endif
+  int quiet = !GDL_FREE_THREADED && (st->held == NULL || Py_REFCNT(st->held) > 1);
   if (st->managed == NULL && !st->has_buf && quiet) {
     Py_XDECREF(st->held);
   } else { /* a deleter, or an exporter's release, may run Python code */

@@ -15,7 +15,7 @@ typedef struct {
 } view_state;
 
 int gdl_obj_getbuffer(PyObject* self, Py_buffer* view, int flags) {
-  gdl_obj* o = (gdl_obj*)self;
+  gdl_obj* o = GDL_AS(gdl_obj, self);
   if (o->handle == 0) {
     PyErr_Format(PyExc_BufferError, "%.200s object holds no Go value (its __init__ did not run)", GDL_TP_NAME(Py_TYPE(self)));
     return -1;

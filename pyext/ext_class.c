@@ -14,7 +14,7 @@
  * CPython's own methods are): obj.add(x) calls it with obj first, without
  * making a bound method. */
 typedef struct {
-  PyObject_HEAD
+  GDL_HEAD
   vectorcallfunc vectorcall;
   const gdl_fn* fn;
   PyObject* owner; /* the class */
@@ -42,7 +42,7 @@ static PyObject* contains_value(const gdl_fn* fn, PyObject* v) {
 static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 
 static PyObject* method_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  const gdl_method* m = (const gdl_method*)callable;
+  const gdl_method* m = GDL_AS(const gdl_method, callable);
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (nargs < 1) {
     PyErr_Format(PyExc_TypeError, "unbound method %s() needs an argument", m->fn->name);
@@ -66,7 +66,7 @@ static PyObject* method_get(PyObject* self, PyObject* obj, PyObject* type) {
 }
 
 static void method_dealloc(PyObject* self) {
-  Py_XDECREF(((gdl_method*)self)->owner);
+  Py_XDECREF(GDL_AS(gdl_method, self)->owner);
   PyObject_Free(self);
 #ifdef Py_LIMITED_API
   Py_DECREF(method_type); /* a heap type's instances hold a reference to it */
@@ -76,18 +76,18 @@ static void method_dealloc(PyObject* self) {
 /* A docstring "name(args)\n--\n\nbody" (CPython's convention): the body
  * is __doc__, "($self, args)" __text_signature__ (for inspect.signature). */
 static PyObject* method_doc(PyObject* self, void* closure) {
-  const gdl_fn* fn = ((gdl_method*)self)->fn;
+  const gdl_fn* fn = GDL_AS(gdl_method, self)->fn;
   if (fn->doc == NULL || fn->doc[0] == '\0') Py_RETURN_NONE;
   const char* body = strstr(fn->doc, ")\n--\n\n");
   return PyUnicode_FromString(body ? body + 6 : fn->doc);
 }
 
 static PyObject* method_text_signature(PyObject* self, void* closure) {
-  const gdl_fn* fn = ((gdl_method*)self)->fn;
+  const gdl_fn* fn = GDL_AS(gdl_method, self)->fn;
   const char* open = fn->doc ? strchr(fn->doc, '(') : NULL;
   const char* end = fn->doc ? strstr(fn->doc, ")\n--\n\n") : NULL;
   if (open == NULL || end == NULL || end < open) Py_RETURN_NONE;
-  const gdl_special* sp = ((gdl_method*)self)->sp;
+  const gdl_special* sp = GDL_AS(gdl_method, self)->sp;
   const char* first = sp && sp->kind == GDL_M_STATIC ? "" : sp && sp->kind == GDL_M_CLASS ? "$cls" : "$self";
   if (end == open + 1) return PyUnicode_FromFormat("(%s)", first);
   PyObject* args = PyUnicode_FromStringAndSize(open + 1, end - open - 1);
@@ -97,27 +97,27 @@ static PyObject* method_text_signature(PyObject* self, void* closure) {
 }
 
 static PyObject* method_name(PyObject* self, void* closure) {
-  return PyUnicode_FromString(gdl_short_name(((gdl_method*)self)->fn->name));
+  return PyUnicode_FromString(gdl_short_name(GDL_AS(gdl_method, self)->fn->name));
 }
 
 static PyObject* method_qualname(PyObject* self, void* closure) {
-  const gdl_method* m = (const gdl_method*)self;
+  const gdl_method* m = GDL_AS(const gdl_method, self);
   return PyUnicode_FromString(m->fn->name);
 }
 
 static PyObject* method_repr(PyObject* self) {
-  const gdl_method* m = (const gdl_method*)self;
+  const gdl_method* m = GDL_AS(const gdl_method, self);
   return PyUnicode_FromFormat("<method '%s' of '%s' objects>", gdl_short_name(m->fn->name),
                               GDL_TP_NAME((PyTypeObject*)m->owner));
 }
 
-static PyObject* method_objclass(PyObject* self, void* closure) { return Py_NewRef(((gdl_method*)self)->owner); }
+static PyObject* method_objclass(PyObject* self, void* closure) { return Py_NewRef(GDL_AS(gdl_method, self)->owner); }
 
 /* Pickling by reference, as CPython's method descriptors (list.append):
  * getattr(Class, name). Bound methods (types.MethodType) pickle as
  * getattr(obj, name) themselves. */
 static PyObject* method_reduce(PyObject* self, PyObject* unused) {
-  const gdl_method* m = (const gdl_method*)self;
+  const gdl_method* m = GDL_AS(const gdl_method, self);
   PyObject* getattr = NULL; /* strong: builtins is a dict any thread may change */
   if (PyDict_GetItemStringRef(PyEval_GetBuiltins(), "getattr", &getattr) < 0) return NULL;
   if (getattr == NULL) {
@@ -139,7 +139,7 @@ static PyGetSetDef method_getset[] = {{"__objclass__", method_objclass, NULL, NU
 
 #ifdef Py_LIMITED_API
 static PyMemberDef method_members[] = {
-    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(gdl_method, vectorcall), Py_READONLY, NULL}, {NULL}};
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(gdl_method, vectorcall), GDL_MEMBER_FLAGS, NULL}, {NULL}};
 
 static int method_type_ready(void) {
   if (method_type != NULL) return 0;
@@ -147,7 +147,7 @@ static int method_type_ready(void) {
                          {Py_tp_repr, (void*)method_repr},       {Py_tp_descr_get, (void*)method_get},
                          {Py_tp_getset, method_getset},          {Py_tp_methods, method_methods},
                          {Py_tp_members, method_members},        {0, NULL}};
-  PyType_Spec spec = {"godlpack.go_method", sizeof(gdl_method), 0,
+  PyType_Spec spec = {"godlpack.go_method", GDL_BASICSIZE(gdl_method), 0,
                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR, slots};
   bound_method = gdl_module_attr("types", "MethodType");
   if (bound_method == NULL) return -1;
@@ -314,7 +314,7 @@ static int arg_takes(const gdl_fn* fn, int i, PyObject* obj, int strict) {
 }
 
 static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  const gdl_method* m = (const gdl_method*)callable;
+  const gdl_method* m = GDL_AS(const gdl_method, callable);
   const gdl_special* sp = m->sp;
   const gdl_fn* fn = m->fn;
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -413,13 +413,13 @@ static PyObject* special_call(PyObject* callable, PyObject* const* args, size_t 
 /* Adds class c's special method sp to type. */
 static int add_special(PyObject* type, const gdl_special* sp) {
   if (gdl_fn_intern_names(sp->fn) < 0) return -1;
-  gdl_method* meth = PyObject_New(gdl_method, METHOD_TYPE);
+  gdl_method* meth = GDL_NEW(gdl_method, METHOD_TYPE);
   if (meth == NULL) return -1;
   meth->vectorcall = special_call;
   meth->fn = sp->fn;
   meth->owner = Py_NewRef(type);
   meth->sp = sp;
-  PyObject* attr = (PyObject*)meth;
+  PyObject* attr = GDL_OBJ(meth);
 #ifdef Py_LIMITED_API /* the builtins staticmethod, classmethod */
   if (sp->kind == GDL_M_STATIC || sp->kind == GDL_M_CLASS) {
     PyObject* wrap = PyDict_GetItemString(PyEval_GetBuiltins(), sp->kind == GDL_M_STATIC ? "staticmethod" : "classmethod");
@@ -431,7 +431,7 @@ static int add_special(PyObject* type, const gdl_special* sp) {
   else if (sp->kind == GDL_M_CLASS) attr = PyClassMethod_New(attr);
 #endif
   else Py_INCREF(attr);
-  Py_DECREF(meth);
+  Py_DECREF(GDL_OBJ(meth));
   if (attr == NULL) return -1;
   int r = PyObject_SetAttrString(type, sp->name, attr); /* updates the type's slots */
   Py_DECREF(attr);
@@ -539,12 +539,12 @@ static PyObject* obj_new(PyTypeObject* type, PyObject* args, PyObject* kwds, int
   if (GDL_SLOT(type, tp_dealloc, destructor) == gdl_obj_dealloc) { /* the Go class's type, of this import or an earlier one */
     PyObject* r = call_ctor(c, args, kwds);
     if (r != NULL && Py_TYPE(r) != type && gdl_is_obj(c->id, r)) r = gdl_obj_retype(r, type); /* an earlier import's */
-    if (r != NULL && Py_TYPE(r) == type) ((gdl_obj*)r)->fresh = paired;
+    if (r != NULL && Py_TYPE(r) == type) GDL_AS(gdl_obj, r)->fresh = paired;
     return r;
   }
-  gdl_obj* o = (gdl_obj*)GDL_SLOT(type, tp_alloc, allocfunc)(type, 0); /* handle 0 until __init__ */
+  gdl_obj* o = GDL_AS(gdl_obj, GDL_SLOT(type, tp_alloc, allocfunc)(type, 0)); /* handle 0 until __init__ */
   if (o != NULL) o->cls = c->id;
-  return (PyObject*)o;
+  return GDL_OBJ(o);
 }
 
 static PyObject* obj_tp_new(PyTypeObject* type, PyObject* args, PyObject* kwds) { return obj_new(type, args, kwds, 1); }
@@ -604,7 +604,7 @@ static int add_new_method(PyTypeObject* type) {
  * an object that holds its Go value, is a TypeError: it would otherwise do
  * nothing, silently. */
 static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
-  gdl_obj* o = (gdl_obj*)self;
+  gdl_obj* o = GDL_AS(gdl_obj, self);
   const gdl_class* c = class_of_type(Py_TYPE(self));
   if (c == NULL) return 0;
   if (o->fresh) {
@@ -620,14 +620,14 @@ static int obj_tp_init(PyObject* self, PyObject* args, PyObject* kwds) {
   }
   PyObject* r = call_ctor(c, args, kwds);
   if (r == NULL) return -1;
-  o->handle = ((gdl_obj*)r)->handle;
-  ((gdl_obj*)r)->handle = 0;
+  o->handle = GDL_AS(gdl_obj, r)->handle;
+  GDL_AS(gdl_obj, r)->handle = 0;
   Py_DECREF(r);
   return 0;
 }
 
 static PyObject* obj_reduce(PyObject* self, PyObject* unused) {
-  gdl_obj* o = (gdl_obj*)self;
+  gdl_obj* o = GDL_AS(gdl_obj, self);
   if (GDL_SLOT(Py_TYPE(self), tp_dealloc, destructor) != gdl_obj_dealloc) { /* a Python subclass's object: its state is not Go's alone */
     PyTypeObject* base = gdl_go_type(Py_TYPE(self));
     PyErr_Format(PyExc_TypeError,
@@ -708,7 +708,7 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
     return -1;
   }
   snprintf(qual, len, "%s.%s", modname, c->name);
-  static PyMemberDef weak_members[] = {{"__weaklistoffset__", T_PYSSIZET, offsetof(gdl_obj, weaklist), READONLY, NULL},
+  static PyMemberDef weak_members[] = {{"__weaklistoffset__", T_PYSSIZET, offsetof(gdl_obj, weaklist), GDL_MEMBER_FLAGS, NULL},
                                        {NULL}};
   PyType_Slot slots[8] = {{Py_tp_new, obj_tp_new}, {Py_tp_init, obj_tp_init}, {Py_tp_dealloc, gdl_obj_dealloc},
                          {Py_tp_doc, (void*)c->doc}};
@@ -719,21 +719,21 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
     slots[nslots++] = (PyType_Slot){Py_bf_releasebuffer, gdl_obj_releasebuffer};
   }
   slots[nslots] = (PyType_Slot){0, NULL};
-  PyType_Spec spec = {qual, sizeof(gdl_obj), 0, Py_TPFLAGS_DEFAULT | (c->basetype ? Py_TPFLAGS_BASETYPE : 0), slots};
+  PyType_Spec spec = {qual, GDL_BASICSIZE(gdl_obj), 0, Py_TPFLAGS_DEFAULT | (c->basetype ? Py_TPFLAGS_BASETYPE : 0), slots};
   PyObject* type = PyType_FromModuleAndSpec(m, &spec, NULL);
   if (type == NULL) return -1;
   if (c->ctor != NULL && gdl_fn_intern_names(c->ctor) < 0) goto fail;
   for (int i = 0; i < c->nmethods; i++) {
     gdl_fn* fn = c->methods[i];
     if (gdl_fn_intern_names(fn) < 0) goto fail;
-    gdl_method* meth = PyObject_New(gdl_method, METHOD_TYPE);
+    gdl_method* meth = GDL_NEW(gdl_method, METHOD_TYPE);
     if (meth == NULL) goto fail;
     meth->vectorcall = method_call;
     meth->fn = fn;
     meth->owner = Py_NewRef(type);
     meth->sp = NULL;
-    int r = PyObject_SetAttrString(type, gdl_short_name(fn->name), (PyObject*)meth); /* updates slots: __repr__ */
-    Py_DECREF(meth);
+    int r = PyObject_SetAttrString(type, gdl_short_name(fn->name), GDL_OBJ(meth)); /* updates slots: __repr__ */
+    Py_DECREF(GDL_OBJ(meth));
     if (r < 0) goto fail;
   }
   for (int i = 0; i < c->nspecials; i++) {

@@ -8,7 +8,7 @@
 #include "ext_parts.h"
 
 typedef struct {
-  PyObject_HEAD
+  GDL_HEAD
   /* The pull state's handle, from creation to dealloc (never freed at the
    * end: another thread may be pulling with it, and handles are reused). */
   uintptr_t handle;
@@ -47,7 +47,7 @@ static void drop_sequence(uintptr_t h) {
 }
 
 static PyObject* iter_next(PyObject* self) {
-  gdl_iter* it = (gdl_iter*)self;
+  gdl_iter* it = GDL_AS(gdl_iter, self);
   if (__atomic_load_n(&it->ended, __ATOMIC_ACQUIRE)) return NULL;
   PyObject* r = it->call(it->next, it->handle); /* Go takes turns among threads (pull.mu) */
   if (r == NULL && PyErr_ExceptionMatches(PyExc_StopIteration)) {
@@ -58,7 +58,7 @@ static PyObject* iter_next(PyObject* self) {
 }
 
 static int iter_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(((gdl_iter*)self)->owner);
+  Py_VISIT(GDL_AS(gdl_iter, self)->owner);
 #ifdef Py_LIMITED_API
   Py_VISIT(Py_TYPE(self)); /* a heap type's instances hold it */
 #endif
@@ -66,7 +66,7 @@ static int iter_traverse(PyObject* self, visitproc visit, void* arg) {
 }
 
 static int iter_clear(PyObject* self) {
-  Py_CLEAR(((gdl_iter*)self)->owner);
+  Py_CLEAR(GDL_AS(gdl_iter, self)->owner);
   return 0;
 }
 
@@ -78,7 +78,7 @@ static PyTypeObject* iter_type; /* a heap type, made once by gdl_iter_ready */
 #endif
 
 static void iter_dealloc(PyObject* self) {
-  gdl_iter* it = (gdl_iter*)self;
+  gdl_iter* it = GDL_AS(gdl_iter, self);
   PyObject_GC_UnTrack(self);
   drop_sequence(it->handle); /* no thread pulls any more: each held a reference */
   Py_XDECREF(it->owner);
@@ -95,7 +95,7 @@ int gdl_iter_ready(void) {
   PyType_Slot slots[] = {{Py_tp_dealloc, (void*)iter_dealloc},  {Py_tp_traverse, (void*)iter_traverse},
                          {Py_tp_clear, (void*)iter_clear},      {Py_tp_iter, (void*)PyObject_SelfIter},
                          {Py_tp_iternext, (void*)iter_next},    {0, NULL}};
-  PyType_Spec spec = {"godlpack.go_iterator", sizeof(gdl_iter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, slots};
+  PyType_Spec spec = {"godlpack.go_iterator", GDL_BASICSIZE(gdl_iter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, slots};
   iter_type = (PyTypeObject*)PyType_FromSpec(&spec);
   return iter_type ? 0 : -1;
 }
@@ -115,7 +115,7 @@ int gdl_iter_ready(void) { return PyType_Ready(&iter_type); }
 #endif
 
 PyObject* gdl_iter_new(uintptr_t handle, const gdl_fn* next, gdl_next_call call, PyObject* owner) {
-  gdl_iter* it = PyObject_GC_New(gdl_iter, ITER_TYPE); /* ready since the module's exec */
+  gdl_iter* it = GDL_GC_NEW(gdl_iter, ITER_TYPE); /* ready since the module's exec */
   if (it == NULL) {
     gdlpyDropHandle(handle);
     return NULL;
@@ -125,6 +125,6 @@ PyObject* gdl_iter_new(uintptr_t handle, const gdl_fn* next, gdl_next_call call,
   it->next = next;
   it->call = call;
   it->owner = Py_XNewRef(owner);
-  PyObject_GC_Track((PyObject*)it);
-  return (PyObject*)it;
+  PyObject_GC_Track(GDL_OBJ(it));
+  return GDL_OBJ(it);
 }

@@ -2,6 +2,7 @@
  * its exec step, which adds the functions (builtin functions calling ext.c's
  * call path) and classes (ext_class.c) and runs the Go exec hooks. */
 #include <stdlib.h>
+#include <string.h>
 #include "exchange.h"
 #include "ext.h"
 #include "ext_parts.h"
@@ -15,10 +16,17 @@ static PyMethodDef ext_methods[] = {
      "_rebuild_object(cls, data): unpickles an object of a Go class (its UnmarshalBinary)."},
     {NULL, NULL, 0, NULL}};
 
-/* A Go extension module's definition: CPython keeps it for the process. */
+/* A Go extension module's definition: CPython keeps it for the process.
+ * abi3t (PEP 803) has no PyModuleDef: the module is its slots (PEP 793),
+ * and this struct its token. */
 typedef struct {
+#ifdef GDL_OPAQUE
+  PySlot slots[8]; /* abi, name, doc, methods, token, exec, gil, end */
+#else
   PyModuleDef def; /* first: PyModule_GetDef gives back this struct */
   PyModuleDef_Slot slots[3]; /* exec, gil (3.13+), end */
+#endif
+  const char* name;
   gdl_fn** fns;
   int nfns;
   gdl_class** classes;
@@ -120,8 +128,14 @@ static int add_exception(PyObject* m, const gdl_exc* e) {
 /* Multi-phase init: runs in each interpreter importing the module, so a
  * subinterpreter is refused (gdl_layer_init). */
 static int ext_exec(PyObject* m) {
+#ifdef GDL_OPAQUE
+  void* token = NULL;
+  if (PyModule_GetToken(m, &token) < 0) return -1;
+  ext_def* d = token;
+#else
   ext_def* d = (ext_def*)PyModule_GetDef(m);
-  if (d == NULL || gdl_layer_init(d->def.m_name) < 0 || gdl_layer_add_types(m) < 0 || gdl_iter_ready() < 0) return -1;
+#endif
+  if (d == NULL || gdl_layer_init(d->name) < 0 || gdl_layer_add_types(m) < 0 || gdl_iter_ready() < 0) return -1;
   for (int i = 0; i < d->nfns; i++) {
     if (add_func(m, d->fns[i]) < 0) return -1;
   }
@@ -138,20 +152,45 @@ static int ext_exec(PyObject* m) {
     gdl_ext_raise(kind, err);
     return -1;
   }
-  return gdl_join_runtimes(d->def.m_name);
+  return gdl_join_runtimes(d->name);
 }
 
-/* The PyInit result of a Go extension module: fns (nfns of them) and the
- * strings must live as long as the process. NULL with MemoryError. */
+#ifdef GDL_OPAQUE
+PyABIInfo_VAR(abi_info); /* abi3t, free-threading agnostic */
+#endif
+
+/* The PyInit result of a Go extension module (abi3t: its slots, which
+ * PyModExport_<name> below returns): fns (nfns of them) and the strings must
+ * live as long as the process. NULL with MemoryError. */
 PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,
                          int module_id, gdl_exc** excs, int nexcs, int free_threaded) {
   ext_def* d = calloc(1, sizeof *d);
   if (d == NULL) return PyErr_NoMemory();
+  d->name = name;
+  d->fns = fns;
+  d->nfns = nfns;
+  d->classes = classes;
+  d->nclasses = nclasses;
+  d->module_id = module_id;
+  d->excs = excs;
+  d->nexcs = nexcs;
+#ifdef GDL_OPAQUE
+  PySlot slots[8] = {PySlot_DATA(Py_mod_abi, &abi_info),
+                     PySlot_DATA(Py_mod_name, name),
+                     PySlot_DATA(Py_mod_doc, doc),
+                     PySlot_STATIC_DATA(Py_mod_methods, ext_methods), /* CPython keeps the pointer */
+                     PySlot_DATA(Py_mod_token, d),
+                     PySlot_FUNC(Py_mod_exec, ext_exec),
+                     PySlot_DATA(Py_mod_gil, free_threaded ? Py_MOD_GIL_NOT_USED : Py_MOD_GIL_USED), /* as below */
+                     PySlot_END};
+  memcpy(d->slots, slots, sizeof slots);
+  return (PyObject*)(void*)d->slots;
+#else
   PyModuleDef init = {PyModuleDef_HEAD_INIT, name, doc, 0, ext_methods, d->slots, NULL, NULL, NULL};
   d->def = init;
   d->slots[0].slot = Py_mod_exec;
   d->slots[0].value = (void*)ext_exec;
-#ifdef Py_mod_gil
+#if defined(Py_mod_gil) && defined(Py_MOD_GIL_USED) /* not under abi3's 3.12 limited API */
   /* By default the author's Go code is assumed to rely on the GIL, and a
    * free-threaded CPython keeps it enabled while this module is loaded;
    * Module.FreeThreaded asserts the author guards their own state (pyext's
@@ -161,12 +200,19 @@ PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nf
 #else
   (void)free_threaded;
 #endif
-  d->fns = fns;
-  d->nfns = nfns;
-  d->classes = classes;
-  d->nclasses = nclasses;
-  d->module_id = module_id;
-  d->excs = excs;
-  d->nexcs = nexcs;
   return PyModuleDef_Init(&d->def);
+#endif
 }
+
+#if defined(GDL_OPAQUE) && defined(GDL_MODULES)
+/* abi3t: CPython 3.15 finds a module by PyModExport_<name> (PEP 793), which
+ * returns the slots that the author's PyInit_<name> (a Go export: it waits
+ * for the Go runtime) makes. The build names the modules the package exports
+ * (-DGDL_MODULES(X)=X(a)X(b): tools/godlpack_build.py). */
+#define GDL_MODEXPORT(gdl_mod)                \
+  PyMODEXPORT_FUNC PyModExport_##gdl_mod(void) { \
+    extern void* PyInit_##gdl_mod(void);       \
+    return (PySlot*)PyInit_##gdl_mod();          \
+  }
+GDL_MODULES(GDL_MODEXPORT)
+#endif

@@ -6,26 +6,42 @@
 #include "exchange.h"
 #include "ext.h"
 
-/* The start of NumPy's array and dtype objects, as NumPy's own macros
- * (PyArray_DATA, PyArray_DESCR, PyArray_TYPE...) read them in every
- * compiled extension: the same in NumPy 1.x and 2.x. */
+/* The start of NumPy's array and dtype objects after their PyObject, as
+ * NumPy's own macros (PyArray_DATA, PyArray_DESCR, PyArray_TYPE...) read them
+ * in every compiled extension: the same in NumPy 1.x and 2.x. Reached by
+ * NP_ARRAY and NP_DESCR (limited.h's GDL_FOREIGN: abi3t cannot know
+ * sizeof(PyObject) when compiling). */
 typedef struct {
-  PyObject_HEAD
   PyTypeObject* typeobj;
   char kind, type, byteorder, flags_1x; /* flags moved in NumPy 2 */
   int type_num;
 } np_descr;
 
 typedef struct {
-  PyObject_HEAD
   char* data;
   int nd;
   Py_ssize_t* dimensions;
   Py_ssize_t* strides;
   PyObject* base;
-  np_descr* descr;
+  PyObject* descr; /* np_descr after its PyObject */
   int flags;
 } np_array;
+
+#ifdef GDL_OPAQUE
+#define NP_ARRAY(o) GDL_FOREIGN(const np_array, o)
+#define NP_DESCR(o) GDL_FOREIGN(const np_descr, o)
+#else /* the structs with their PyObject in front, as NumPy's own */
+typedef struct {
+  PyObject_HEAD
+  np_array a;
+} np_array_object;
+typedef struct {
+  PyObject_HEAD
+  np_descr d;
+} np_descr_object;
+#define NP_ARRAY(o) (&((const np_array_object*)(o))->a)
+#define NP_DESCR(o) (&((const np_descr_object*)(o))->d)
+#endif
 
 #define NP_C_CONTIGUOUS 0x0001 /* NumPy's flag: row-major, as godlpack.IsCompact */
 #define NP_F_CONTIGUOUS 0x0002 /* column-major; both as ext_arrays.c's compact() decides (dimensions of 1 take any stride, empty arrays are both) */
@@ -82,14 +98,15 @@ static const gdl_elem np_elems[24] = {
     [23] = {kDLFloat, 16},
 };
 
-static inline __attribute__((always_inline)) const gdl_elem* np_elem_ref(const np_descr* d) {
+static inline __attribute__((always_inline)) const gdl_elem* np_elem_ref(PyObject* descr) {
   static const gdl_elem none = {0, 0};
+  const np_descr* d = NP_DESCR(descr);
   unsigned t = (unsigned)d->type_num;
   if ((d->byteorder != '=' && d->byteorder != '|') || t >= sizeof np_elems / sizeof np_elems[0]) return &none;
   return &np_elems[t];
 }
 
-static inline __attribute__((always_inline)) gdl_elem np_elem(const np_descr* d) { return *np_elem_ref(d); }
+static inline __attribute__((always_inline)) gdl_elem np_elem(PyObject* d) { return *np_elem_ref(d); }
 
 /* log2 of an element size in bytes (1, 2, 4, 8 or 16): strides divide by
  * shifting (an idiv per dimension was a tenth of a Tensor argument). */

@@ -43,20 +43,20 @@ PyObject* gdl_obj_new(int cls, uintptr_t h) {
     PyErr_Format(PyExc_TypeError, "godlpack: class %d was added to no module", cls);
     return NULL;
   }
-  gdl_obj* o = (gdl_obj*)GDL_SLOT(tp, tp_alloc, allocfunc)(tp, 0);
+  gdl_obj* o = GDL_AS(gdl_obj, GDL_SLOT(tp, tp_alloc, allocfunc)(tp, 0));
   if (o == NULL) {
     gdlpyDropHandle(h);
     return NULL;
   }
   o->handle = h;
   o->cls = cls;
-  return (PyObject*)o;
+  return GDL_OBJ(o);
 }
 
 void gdl_obj_dealloc(PyObject* self) {
   PyTypeObject* tp = Py_TYPE(self);
-  if (((gdl_obj*)self)->weaklist != NULL) PyObject_ClearWeakRefs(self);
-  uintptr_t h = ((gdl_obj*)self)->handle;
+  if (GDL_AS(gdl_obj, self)->weaklist != NULL) PyObject_ClearWeakRefs(self);
+  uintptr_t h = GDL_AS(gdl_obj, self)->handle;
   if (h != 0 && !gdl_forked()) gdlpyDropHandle(h); /* a forked child leaks it: Go is gone there */
   GDL_SLOT(tp, tp_free, freefunc)(self);
   Py_DECREF(tp);
@@ -74,7 +74,7 @@ int gdl_is_obj(int cls, PyObject* obj) {
   if (PyType_HasFeature(tp, Py_TPFLAGS_BASETYPE) && PyType_IsSubtype(Py_TYPE(obj), tp)) return 1; /* a Python subclass */
   /* an object of the class's type made by an earlier import of the module
    * (or of a subclass of it): every Go class's object says its class */
-  return gdl_go_type(Py_TYPE(obj)) != NULL && ((gdl_obj*)obj)->cls == cls;
+  return gdl_go_type(Py_TYPE(obj)) != NULL && GDL_AS(gdl_obj, obj)->cls == cls;
 }
 
 /* An argument of a class parameter: exactly an object of that class. */
@@ -85,12 +85,12 @@ int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
                  GDL_TP_NAME(Py_TYPE(obj)));
     return -1;
   }
-  if (((gdl_obj*)obj)->handle == 0) { /* a subclass's __init__ that did not call the base's */
+  if (GDL_AS(gdl_obj, obj)->handle == 0) { /* a subclass's __init__ that did not call the base's */
     PyErr_Format(PyExc_TypeError, "%s() argument %d: the %.200s object holds no Go value: its __init__ must call %s.__init__",
                  fn->name, i + 1, GDL_TP_NAME(Py_TYPE(obj)), gdl_class_name(cls));
     return -1;
   }
-  v->i = (int64_t)((gdl_obj*)obj)->handle;
+  v->i = (int64_t)GDL_AS(gdl_obj, obj)->handle;
   return 0;
 }
 
@@ -98,14 +98,14 @@ int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
  * new object of type, a subclass of r's: NULL with an exception. */
 PyObject* gdl_obj_retype(PyObject* r, PyTypeObject* type) {
   if (r == NULL || Py_TYPE(r) == type) return r;
-  gdl_obj* o = (gdl_obj*)GDL_SLOT(type, tp_alloc, allocfunc)(type, 0);
+  gdl_obj* o = GDL_AS(gdl_obj, GDL_SLOT(type, tp_alloc, allocfunc)(type, 0));
   if (o != NULL) {
-    o->handle = ((gdl_obj*)r)->handle;
-    o->cls = ((gdl_obj*)r)->cls;
-    ((gdl_obj*)r)->handle = 0; /* r dies without its value */
+    o->handle = GDL_AS(gdl_obj, r)->handle;
+    o->cls = GDL_AS(gdl_obj, r)->cls;
+    GDL_AS(gdl_obj, r)->handle = 0; /* r dies without its value */
   }
   Py_DECREF(r);
-  return (PyObject*)o;
+  return GDL_OBJ(o);
 }
 
 void gdl_ext_raise(int kind, const char* err) {

@@ -19,7 +19,7 @@
 /* An object of a Go class: the Go value is held by a cgo.Handle (a number,
  * not a Go pointer), deleted when the object dies. */
 typedef struct {
-  PyObject_HEAD
+  GDL_HEAD
   uintptr_t handle;
   int cls;
   int fresh;          /* made by Cls(...) and not yet past its __init__ */
@@ -71,8 +71,8 @@ int gdl_obj_arg(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v);
  * holding a Go value; the others (subclasses, an earlier import's type,
  * refusals) through gdl_obj_arg. */
 static inline int gdl_obj_arg_fast(const gdl_fn* fn, int i, PyObject* obj, gdl_value* v) {
-  if (Py_TYPE(obj) == gdl_class_type(fn->cls[i]) && ((gdl_obj*)obj)->handle != 0) {
-    v->i = (int64_t)((gdl_obj*)obj)->handle;
+  if (Py_TYPE(obj) == gdl_class_type(fn->cls[i]) && GDL_AS(gdl_obj, obj)->handle != 0) {
+    v->i = (int64_t)GDL_AS(gdl_obj, obj)->handle;
     return 0;
   }
   return gdl_obj_arg(fn, i, obj, v);

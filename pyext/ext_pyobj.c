@@ -403,7 +403,7 @@ static int result_value(char k, gdl_elem e, int cls, PyObject* obj, gdl_value* v
   if (k == GDL_V_OBJ) {
     if (!gdl_is_obj(cls, obj))
       return raise_at(PyExc_TypeError, w, " must be %s, not %.200s", gdl_class_name(cls), GDL_TP_NAME(Py_TYPE(obj)));
-    v->i = (int64_t)((gdl_obj*)obj)->handle;
+    v->i = (int64_t)GDL_AS(gdl_obj, obj)->handle;
     if (v->i == 0) return raise_at(PyExc_TypeError, w, ": a %.200s that holds no Go value", GDL_TP_NAME(Py_TYPE(obj)));
     v->p = Py_NewRef(obj); /* keeps the handle until Go has read it (and drops this) */
     return 0;

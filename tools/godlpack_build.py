@@ -99,7 +99,7 @@ def check_abi3() -> None:
         raise RuntimeError(f"a stable-ABI (abi3) build needs a CPython with the GIL, and this one "
                            f"({sys.executable}) is free-threaded, which abi3 extensions cannot load into: build "
                            "abi3 with a regular CPython >= 3.12, and a version-specific wheel for 3.13t/3.14t "
-                           "(godlpack has no abi3t, the free-threaded stable ABI, yet)")
+                           "(or abi3t, the free-threaded stable ABI, for 3.15 on: abi3t = true)")
     if _python_version() < ABI3_MIN:
         raise RuntimeError(f"a stable-ABI (abi3) build needs CPython >= {ABI3_MIN[0]}.{ABI3_MIN[1]} to build with, "
                            "and this is %d.%d: run the build with python3.12 "
@@ -111,10 +111,113 @@ def abi3_suffix() -> str:
     return ".abi3" + os.path.splitext(sysconfig.get_config_var("EXT_SUFFIX"))[1]
 
 
+# abi3t (PEP 803): the free-threaded stable ABI of CPython 3.15 on: one
+# NAME.abi3t.so that loads on 3.15+ with and without the GIL, in a wheel
+# tagged cp315-abi3.abi3t-<platform> (docs/install.md#abi3t). Asked for as
+# abi3 is (`abi3t = true`, config setting abi3t, $GODLPACK_ABI3T=1); a build
+# whose file is NAME.abi3t.so is one (build_go).
+ABI3T_MIN = (3, 15)
+ABI3T_TARGET = "0x030f0000"
+ABI3T_TAG = "cp315"
+
+
+def abi3t(cwd: str = ".", config_settings=None) -> bool:
+    """Whether the project in cwd is built for abi3t (as abi3() reads its switch)."""
+    asked = (config_settings or {}).get("abi3t", os.environ.get("GODLPACK_ABI3T", ""))
+    if str(asked) != "":
+        return str(asked).lower() in ("1", "true", "yes", "on")
+    try:
+        import tomllib
+
+        with open(os.path.join(cwd, "pyproject.toml"), "rb") as f:
+            return tomllib.load(f).get("tool", {}).get("godlpack", {}).get("abi3t") is True
+    except (FileNotFoundError, ModuleNotFoundError):
+        return False
+
+
+def check_abi3t(cwd: str = ".", config_settings=None) -> None:
+    """One sentence where this Python cannot make an abi3t build, or abi3 is asked for too."""
+    if _python_version() < ABI3T_MIN:
+        raise RuntimeError(f"an abi3t (free-threaded stable ABI) build needs CPython >= {ABI3T_MIN[0]}.{ABI3T_MIN[1]} "
+                           "to build with, and this is %d.%d: run the build with python3.15 or newer (the wheel then "
+                           "serves every CPython from 3.15 on, with or without the GIL), or drop abi3t"
+                           % _python_version())
+    if abi3(cwd, config_settings):
+        raise RuntimeError("abi3 and abi3t are both asked for, and a build makes one of them: keep abi3t (CPython "
+                           "3.15+, with or without the GIL) or abi3 (3.12+, with the GIL)")
+
+
+def abi3t_suffix() -> str:
+    """The file suffix of an abi3t extension here (.abi3t.so)."""
+    return ".abi3t" + os.path.splitext(sysconfig.get_config_var("EXT_SUFFIX"))[1]
+
+
+def _is_abi3t_file(out: str) -> bool:
+    return os.path.basename(out).endswith(abi3t_suffix())
+
+
+def _abi3t_modules(pkg_dir: str, out: str) -> str:
+    """The -D flag naming every module the package exports a PyInit_<name>
+    of (its file's module where none is found), for which pyext defines
+    PyModExport_<name> (ext_module.c), as CPython 3.15 finds abi3t modules."""
+    names = []
+    for path in sorted(glob.glob(os.path.join(pkg_dir, "*.go"))):
+        if not path.endswith("_test.go"):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                names += re.findall(r"^//export PyInit_(\w+)\s*$", f.read(), re.M)
+    names = sorted(set(names)) or [module_name(out).rpartition(".")[2]]
+    return "-DGDL_MODULES(X)=" + "".join(f"X({n})" for n in names)
+
+
+def _retag_abi3t(wheel_directory: str, wheel: str) -> str:
+    """The wheel setuptools made (tagged for this interpreter), renamed and
+    its WHEEL tags rewritten to cp315-abi3.abi3t-<platform>, RECORD updated."""
+    import base64
+    import zipfile
+
+    dist, version, *_, platform = wheel[: -len(".whl")].split("-")
+    tagged = f"{dist}-{version}-{ABI3T_TAG}-abi3.abi3t-{platform}.whl"
+    src, dst = os.path.join(wheel_directory, wheel), os.path.join(wheel_directory, tagged)
+    info = f"{dist}-{version}.dist-info"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst + ".part", "w", zipfile.ZIP_DEFLATED) as zout:
+        text = zin.read(f"{info}/WHEEL").decode()
+        text = re.sub(r"^Tag: .*\n", "", text, flags=re.M)
+        text += "".join(f"Tag: {ABI3T_TAG}-{abi}-{platform}\n" for abi in ("abi3", "abi3t"))
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == f"{info}/WHEEL":
+                data = text.encode()
+            elif item.filename == f"{info}/RECORD":
+                data = re.sub(rf"^{re.escape(info)}/WHEEL,.*$", f"{info}/WHEEL,sha256={digest},{len(text.encode())}",
+                              data.decode(), flags=re.M).encode()
+            zout.writestr(item, data)
+    os.replace(dst + ".part", dst)
+    if dst != src:
+        os.remove(src)
+    return tagged
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     """setuptools' build_wheel; with a target, for that target (see _zigcc);
     with abi3 (see abi3()), a stable-ABI wheel (with a target too: one
-    cp312-abi3-linux_<arch> wheel, for auditwheel repair)."""
+    cp312-abi3-linux_<arch> wheel, for auditwheel repair); with abi3t, an
+    abi3t one (natively only)."""
+    if abi3t(os.getcwd(), config_settings):
+        check_abi3t(os.getcwd(), config_settings)
+        if _target(config_settings):
+            raise RuntimeError("an abi3t build for a zig target is not supported yet: build abi3t natively, "
+                               "or drop abi3t for the zig wheels")
+        settings = {k: v for k, v in (config_settings or {}).items() if k != "abi3t"}
+        saved_abi3t = os.environ.get("GODLPACK_ABI3T")
+        os.environ["GODLPACK_ABI3T"] = "1"  # for BuildGoExt, run in this process
+        try:
+            return _retag_abi3t(wheel_directory, _orig.build_wheel(wheel_directory, settings, metadata_directory))
+        finally:
+            if saved_abi3t is None:
+                os.environ.pop("GODLPACK_ABI3T", None)
+            else:
+                os.environ["GODLPACK_ABI3T"] = saved_abi3t
     stable = abi3(os.getcwd(), config_settings)
     if stable:
         check_abi3()
@@ -281,13 +384,17 @@ def build_go(out: str, go_package: str, cwd: str, strip: bool = False, stable_ab
     strip (wheels): without Go's symbol table and DWARF (-ldflags=-s -w),
     about half the size; the dynamic symbols and Go's own tracebacks stay.
     stable_abi: against the limited API (abi3); None: as abi3(cwd) says."""
+    free_threaded_abi = _is_abi3t_file(out)  # abi3t: the file's name says it
     if stable_abi is None:
-        stable_abi = abi3(cwd)
+        stable_abi = abi3(cwd) and not free_threaded_abi
     if stable_abi:
         check_abi3()
     go, env = _go()
     if stable_abi:  # every cgo package of the build: the runtime's, pyext's and the project's own
         env["CGO_CFLAGS"] = env.get("CGO_CFLAGS", "-O2") + f" -DPy_LIMITED_API={ABI3_LIMITED_API}"
+    elif free_threaded_abi:  # and the modules' names, once generated (_build_go: _abi3t_modules)
+        check_abi3t(cwd)
+        env["CGO_CFLAGS"] = env.get("CGO_CFLAGS", "-O2") + f" -DPy_TARGET_ABI3T={ABI3T_TARGET}"
     src = _installed_go_source()
     if src and _needs_godlpack(cwd) and "GOWORK" not in os.environ:
         import tempfile
@@ -337,6 +444,8 @@ def _build_go(go: str, env: dict[str, str], out: str, go_package: str, cwd: str,
     env["CGO_CFLAGS"] = f"-I{sysconfig.get_paths()['include']} " + env.get("CGO_CFLAGS", "-O2")
     env.setdefault("GOFLAGS", "-buildvcs=false")
     generate(go, env, go_package, cwd, module_name(out))
+    if _is_abi3t_file(out):
+        env["CGO_CFLAGS"] += " " + _abi3t_modules(os.path.join(cwd, go_package), out)
     env["CGO_CFLAGS"] += " " + _headers_key(go, env, cwd)
     target = _target()
     if not target:
@@ -526,6 +635,8 @@ class BuildGoExt(build_ext):
 
     def get_ext_filename(self, ext_name: str) -> str:
         name = super().get_ext_filename(ext_name)
+        if abi3t(os.getcwd()) and any(isinstance(e, GoExtension) and e.name == ext_name for e in self.extensions):
+            return name[: -len(sysconfig.get_config_var("EXT_SUFFIX"))] + abi3t_suffix()
         target = _target()
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         if target and name.endswith(suffix):  # the target's suffix, not this machine's (.abi3.so is every Linux's)

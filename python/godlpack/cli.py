@@ -94,13 +94,21 @@ def cmd_develop(args: argparse.Namespace) -> int:
         raise BuildError(f"godlpack develop --venv: {name} is a submodule of a package: install the package "
                          "(pip install -e .) or develop in place")
     dest = os.path.abspath(sysconfig.get_paths()["platlib"] if args.venv else args.dest or args.project)
-    stable_abi = args.abi3 or backend().abi3(os.path.abspath(args.project))
+    project = os.path.abspath(args.project)
+    free_threaded_abi = args.abi3t or (not args.abi3 and backend().abi3t(project))
+    if free_threaded_abi:  # one sentence where it cannot be built here (the build names it by its file)
+        try:
+            backend().check_abi3t(project, {"abi3": "true"} if args.abi3 else None)
+        except RuntimeError as e:
+            raise BuildError(f"godlpack: {e}") from None
+    stable_abi = not free_threaded_abi and (args.abi3 or backend().abi3(project))
     base = os.path.join(dest, *name.split("."))
-    suffix = backend().abi3_suffix() if stable_abi else sysconfig.get_config_var("EXT_SUFFIX")
+    suffix = (backend().abi3t_suffix() if free_threaded_abi else backend().abi3_suffix() if stable_abi
+              else sysconfig.get_config_var("EXT_SUFFIX"))
     out = base + suffix
     stub = _build(out, args.project, stable_abi)
-    # The other kind's file of an earlier develop would be imported first (or instead).
-    for other in (sysconfig.get_config_var("EXT_SUFFIX"), backend().abi3_suffix()):
+    # The other kinds' files of an earlier develop would be imported first (or instead).
+    for other in (sysconfig.get_config_var("EXT_SUFFIX"), backend().abi3_suffix(), backend().abi3t_suffix()):
         if other != suffix and os.path.exists(base + other):
             os.remove(base + other)
     if args.venv and stub is not None:  # PEP 561: the stub-only package mypy reads in site-packages
@@ -162,6 +170,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     os.chdir(project)  # PEP 517 hooks run in the project's folder
     hooks = _pep517(project)
     settings = {"abi3": "true"} if args.abi3 else None
+    if args.abi3t:
+        settings = {**(settings or {}), "abi3t": "true"}
     try:
         sdist = hooks.build_sdist(dist)
         wheel = hooks.build_wheel(dist, settings)
@@ -229,12 +239,16 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--venv", action="store_true", help="into this Python's site-packages (the active venv)")
     d.add_argument("--abi3", action="store_true", help="against the stable ABI (NAME.abi3.so), as "
                    "[tool.godlpack] abi3 = true in pyproject.toml asks")
+    d.add_argument("--abi3t", action="store_true", help="against the free-threaded stable ABI of CPython 3.15+ "
+                   "(NAME.abi3t.so), as [tool.godlpack] abi3t = true asks")
     d.set_defaults(run=cmd_develop)
     b = verb("build", "Build the project's wheel and sdist into dist/.")
     b.add_argument("project", nargs="?", default=".")
     b.add_argument("-o", "--out", help="the folder for them (default: PROJECT/dist)")
     b.add_argument("--abi3", action="store_true", help="a stable-ABI wheel (cp312-abi3) for every CPython from "
                    "3.12 on, as [tool.godlpack] abi3 = true in pyproject.toml asks")
+    b.add_argument("--abi3t", action="store_true", help="an abi3t wheel (cp315-abi3.abi3t) for every CPython from "
+                   "3.15 on, with or without the GIL, as [tool.godlpack] abi3t = true asks")
     b.set_defaults(run=cmd_build)
     w = verb("wheels", "Build release wheels through zig into wheelhouse/: manylinux2014 (x86-64, aarch64), "
              "or Windows and macOS ones (--target).")

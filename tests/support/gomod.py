@@ -71,9 +71,9 @@ def built(name: str) -> str:
     once per process, with its stub NAME.pyi beside it (written by the build
     from the library: stub()); a build failure fails the caller with the
     compiler's output. With $GODLPACK_TESTMODS, that folder's NAME.abi3.so
-    (else NAME with this Python's suffix), built before."""
+    or NAME.abi3t.so (else NAME with this Python's suffix), built before."""
     if os.environ.get(PREBUILT):
-        for suffix in (".abi3.so", SUFFIX):
+        for suffix in (".abi3.so", ".abi3t.so", SUFFIX):
             path = os.path.join(folder(), name + suffix)
             if os.path.exists(path):
                 return path

@@ -16,8 +16,21 @@
 
 #include <Python.h>
 
-/* The stable ABI (abi3) has no PyMutex, and abi3 loads only on GIL builds. */
-#if PY_VERSION_HEX >= 0x030D0000 && !defined(Py_LIMITED_API)
+#if defined(_Py_OPAQUE_PYOBJECT)
+/* abi3t (PEP 803): PyMutex is outside the stable ABI. A spinning lock: the
+ * regions are a few plain stores (the rule below), and a waiter that
+ * spins attached cannot block a holder that runs no Python code. */
+#include <sched.h>
+typedef struct {
+  int held;
+} gdl_mutex; /* zero-initialised: unlocked */
+static inline void gdl_mutex_lock(gdl_mutex* m) {
+  while (__atomic_exchange_n(&m->held, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+static inline void gdl_mutex_unlock(gdl_mutex* m) { __atomic_store_n(&m->held, 0, __ATOMIC_RELEASE); }
+#define GDL_BEGIN_CRITICAL_SECTION(obj) Py_BEGIN_CRITICAL_SECTION(obj)
+#define GDL_END_CRITICAL_SECTION() Py_END_CRITICAL_SECTION()
+#elif PY_VERSION_HEX >= 0x030D0000 && !defined(Py_LIMITED_API) /* abi3 loads only with the GIL: as 3.12 */
 typedef PyMutex gdl_mutex; /* zero-initialised: unlocked */
 #define gdl_mutex_lock(m) PyMutex_Lock(m)
 #define gdl_mutex_unlock(m) PyMutex_Unlock(m)
@@ -61,8 +74,8 @@ static inline void gdl_ref_slot_set(gdl_ref_slot* s, PyObject* o) {
 
 /* Strong-reference lookups of CPython 3.13 (a borrowed item of a container
  * another thread mutates may be freed under its reader), for 3.11 and 3.12,
- * where the GIL makes the borrowed lookup plus an incref equivalent. */
-/* 3.13's functions; a stable-ABI build of 3.12 has them from no header. */
+ * where the GIL makes the borrowed lookup plus an incref equivalent, and for
+ * abi3 (limited to 3.12, GIL only) whatever headers it is built with. */
 #if PY_VERSION_HEX < 0x030D0000 || (defined(Py_LIMITED_API) && Py_LIMITED_API + 0 < 0x030D0000)
 static inline int PyDict_GetItemRef(PyObject* d, PyObject* key, PyObject** out) {
   *out = Py_XNewRef(PyDict_GetItemWithError(d, key));

@@ -156,7 +156,7 @@ static PyObject* capsule_for(GdlTensor* t, const DLTensor* view, int versioned, 
  * and drops the caller's reference. */
 static PyObject* export_copy(PyObject* copy, int versioned, intptr_t stream) {
   if (copy == NULL) return NULL;
-  GdlTensor* c = (GdlTensor*)copy;
+  GdlTensor* c = GDL_AS(GdlTensor, copy);
   if (gdl_stream_sync(c->view.device, c->stream, stream) != 0) {
     Py_DECREF(copy);
     return NULL;
@@ -167,7 +167,7 @@ static PyObject* export_copy(PyObject* copy, int versioned, intptr_t stream) {
 }
 
 PyObject* gdl_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  GdlTensor* self = (GdlTensor*)obj;
+  GdlTensor* self = GDL_AS(GdlTensor, obj);
   dlpack_args a;
   if (parse_args(args, nargs, kwnames, &a) != 0) return NULL;
   int versioned = wants_versioned(a.max_version);
@@ -197,5 +197,5 @@ PyObject* gdl_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, PyO
 
 PyObject* gdl_dlpack_device(PyObject* self, PyObject* unused) {
   (void)unused;
-  return gdl_device_tuple(((GdlTensor*)self)->view.device);
+  return gdl_device_tuple(GDL_AS(GdlTensor, self)->view.device);
 }

@@ -73,7 +73,7 @@ static int ex_from_py(void* obj, DLManagedTensorVersioned** out) {
     PyErr_SetString(PyExc_ValueError, "godlpack exchange API: NULL out");
     return -1;
   }
-  GdlTensor* t = obj;
+  GdlTensor* t = GDL_AS(GdlTensor, (PyObject*)obj);
   /* Our current_work_stream names the legacy stream: the data must be ready there. */
   if (gdl_stream_sync(t->view.device, t->stream, 1) != 0) return -1;
   *out = gdl_tensor_export(t, &t->view, 1, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
@@ -102,7 +102,7 @@ static int ex_dltensor(void* obj, DLTensor* out) {
     PyErr_SetString(PyExc_ValueError, "godlpack exchange API: NULL out");
     return -1;
   }
-  GdlTensor* t = obj;
+  GdlTensor* t = GDL_AS(GdlTensor, (PyObject*)obj);
   if (gdl_stream_sync(t->view.device, t->stream, 1) != 0) return -1; /* as ex_from_py */
   *out = t->view; /* non-owning: valid while obj lives */
   return 0;

@@ -123,7 +123,7 @@ static int stream_for_producer(PyObject* obj, PyObject* stream, const DLDevice* 
     return 0;
   }
   if (GdlTensor_Check(obj)) {
-    dev = ((GdlTensor*)obj)->view.device;
+    dev = GDL_AS(GdlTensor, obj)->view.device;
   } else {
     PyObject* d = PyObject_CallMethodNoArgs(obj, GDL.s_dlpack_device);
     if (d == NULL) {
@@ -151,7 +151,7 @@ static int stream_for_producer(PyObject* obj, PyObject* stream, const DLDevice* 
  * device data is made ready there. NULL with the error set. */
 static PyObject* on_stream(PyObject* r, int given, intptr_t id) {
   if (r == NULL || !given) return r;
-  GdlTensor* t = (GdlTensor*)r;
+  GdlTensor* t = GDL_AS(GdlTensor, r);
   if (!gdl_cuda_stream_device(t->view.device.device_type)) return r;
   if (gdl_stream_sync(t->view.device, t->stream, id) != 0) {
     Py_DECREF(r);
@@ -198,7 +198,7 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
     return NULL;
 
   if (GdlTensor_Check(obj)) { /* our own tensor: share its owner, no capsule needed */
-    GdlTensor* t = (GdlTensor*)obj;
+    GdlTensor* t = GDL_AS(GdlTensor, obj);
     return on_stream(gdl_tensor_on(t, device == Py_None ? t->view.device : want, copy), given, stream_id);
   }
   int versioned = 1;
@@ -228,7 +228,7 @@ PyObject* gdl_from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs
   }
   PyObject* result = gdl_tensor_from_managed(managed, versioned);
   if (result == NULL) return NULL;
-  GdlTensor* t = (GdlTensor*)result;
+  GdlTensor* t = GDL_AS(GdlTensor, result);
   t->stream = ready;
   int copied = (t->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
   if (device != Py_None || (copy == Py_True && !copied)) {

@@ -30,7 +30,7 @@ static gdl_ref_slot rebuild_fn;
  * them. A TensorBytes exports a compact tensor's bytes as unsigned bytes and
  * holds the tensor, so its memory lives as long as the buffer is used. */
 typedef struct {
-  PyObject_HEAD
+  GDL_HEAD
   PyObject* tensor;
   void* buf;
   Py_ssize_t len;
@@ -42,12 +42,12 @@ static PyTypeObject* tensor_bytes_type;
 #endif
 
 static int bytes_getbuffer(PyObject* self, Py_buffer* view, int flags) {
-  TensorBytes* b = (TensorBytes*)self;
+  TensorBytes* b = GDL_AS(TensorBytes, self);
   return PyBuffer_FillInfo(view, self, b->buf, b->len, b->readonly, flags);
 }
 
 static void bytes_dealloc(PyObject* self) {
-  Py_XDECREF(((TensorBytes*)self)->tensor);
+  Py_XDECREF(GDL_AS(TensorBytes, self)->tensor);
   PyObject_Free(self);
 #ifdef Py_LIMITED_API
   Py_DECREF(tensor_bytes_type); /* a heap type's instances hold a reference to it */
@@ -66,7 +66,7 @@ int gdl_pickle_init(const char* module_name) {
   snprintf(name, sizeof name, "%s._TensorBytes", module_name);
   PyType_Slot slots[] = {{Py_tp_dealloc, (void*)bytes_dealloc}, {Py_bf_getbuffer, (void*)bytes_getbuffer},
                          {Py_tp_doc, (void*)TENSOR_BYTES_DOC}, {0, NULL}};
-  PyType_Spec spec = {name, sizeof(TensorBytes), 0, Py_TPFLAGS_DEFAULT, slots};
+  PyType_Spec spec = {name, GDL_BASICSIZE(TensorBytes), 0, Py_TPFLAGS_DEFAULT, slots};
   pickle_buffer = gdl_module_attr("pickle", "PickleBuffer");
   if (pickle_buffer == NULL) return -1;
   tensor_bytes_type = (PyTypeObject*)PyType_FromSpec(&spec);
@@ -110,19 +110,19 @@ static PyObject* data_of(GdlTensor* t, uint64_t nbytes, int protocol) {
   char* p = (char*)t->view.data + t->view.byte_offset;
   if (nbytes > PY_SSIZE_T_MAX) return PyErr_NoMemory();
   if (protocol < 5) return PyBytes_FromStringAndSize(nbytes ? p : NULL, (Py_ssize_t)nbytes);
-  TensorBytes* b = PyObject_New(TensorBytes, TENSOR_BYTES_TYPE);
+  TensorBytes* b = GDL_NEW(TensorBytes, TENSOR_BYTES_TYPE);
   if (b == NULL) return NULL;
-  b->tensor = Py_NewRef((PyObject*)t);
+  b->tensor = Py_NewRef(GDL_OBJ(t));
   b->buf = p;
   b->len = (Py_ssize_t)nbytes;
   b->readonly = (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
-  PyObject* pb = PyPickleBuffer_FromObject((PyObject*)b);
-  Py_DECREF(b);
+  PyObject* pb = PyPickleBuffer_FromObject(GDL_OBJ(b));
+  Py_DECREF(GDL_OBJ(b));
   return pb;
 }
 
 PyObject* gdl_tensor_reduce_ex(PyObject* self, PyObject* arg) {
-  GdlTensor* t = (GdlTensor*)self;
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   long protocol = PyLong_AsLong(arg);
   if (protocol == -1 && PyErr_Occurred()) return NULL;
   PyObject* rebuild_ref = gdl_ref_slot_get(&rebuild_fn); /* held: a re-executed module may replace it */
@@ -139,7 +139,7 @@ PyObject* gdl_tensor_reduce_ex(PyObject* self, PyObject* arg) {
       Py_DECREF(rebuild_ref);
       return NULL;
     }
-    src = (GdlTensor*)host;
+    src = GDL_AS(GdlTensor, host);
   } else if (gdl_cpu_accessible(dev.device_type)) {
     dev = to; /* host memory (CUDAHost, CUDAManaged...) unpickles as CPU memory */
     if (gdl_host_sync(t->view.device, t->stream) != 0) {
@@ -166,7 +166,7 @@ PyObject* gdl_tensor_reduce_ex(PyObject* self, PyObject* arg) {
         return NULL;
       }
       host = c;
-      src = (GdlTensor*)c;
+      src = GDL_AS(GdlTensor, c);
     }
   }
   uint64_t nbytes;
@@ -195,10 +195,10 @@ PyObject* gdl_tensor_reduce_ex(PyObject* self, PyObject* arg) {
 
 PyObject* gdl_tensor_copy_dunder(PyObject* self, PyObject* unused) {
   (void)unused;
-  GdlTensor* t = (GdlTensor*)self;
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   uint64_t ro = t->flags & DLPACK_FLAG_BITMASK_READ_ONLY;
   PyObject* r = gdl_device_copy(t, ro);
-  if (r != NULL) ((GdlTensor*)r)->flags = ro; /* a copy as pickling gives: no IS_COPIED */
+  if (r != NULL) GDL_AS(GdlTensor, r)->flags = ro; /* a copy as pickling gives: no IS_COPIED */
   return r;
 }
 
@@ -419,9 +419,9 @@ static PyObject* rebuild(PyObject* mod, PyObject* const* args, Py_ssize_t nargs)
              (uintptr_t)buf.buf % elem_align(view.dtype) == 0;
   PyObject* t = keep ? share(&buf, &view, flags) : copy_in(&buf, &view, flags);
   if (t == NULL || dev.device_type == kDLCPU) return t;
-  PyObject* r = gdl_tensor_on((GdlTensor*)t, dev, Py_None); /* host -> device through the driver */
+  PyObject* r = gdl_tensor_on(GDL_AS(GdlTensor, t), dev, Py_None); /* host -> device through the driver */
   Py_DECREF(t);
-  if (r != NULL) ((GdlTensor*)r)->flags = readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  if (r != NULL) GDL_AS(GdlTensor, r)->flags = readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
   return r;
 }
 

@@ -65,7 +65,7 @@ int gdl_layer_init(const char* module_name) {
   slots[n++] = (PyType_Slot){Py_tp_methods, tensor_methods};
   slots[n++] = (PyType_Slot){Py_tp_new, (void*)tensor_new};
   slots[n] = (PyType_Slot){0, NULL};
-  PyType_Spec spec = {type_name, sizeof(GdlTensor), 0, Py_TPFLAGS_DEFAULT, slots};
+  PyType_Spec spec = {type_name, GDL_BASICSIZE(GdlTensor), 0, Py_TPFLAGS_DEFAULT, slots};
   gdl_tensor_type = (PyTypeObject*)PyType_FromSpec(&spec);
   if (gdl_tensor_type == NULL || gdl_export_table_add(gdl_tensor_type) < 0) return -1;
 #else

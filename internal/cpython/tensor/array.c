@@ -27,7 +27,7 @@ static PyObject* call_method(PyObject* obj, const char* name, PyObject* arg) {
 static PyObject* retyped(GdlTensor* t, const DLTensor* v) {
   gdl_owner_incref(t->owner);
   PyObject* r = gdl_tensor_new(t->owner, v, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
-  if (r) ((GdlTensor*)r)->stream = t->stream;
+  if (r) GDL_AS(GdlTensor, r)->stream = t->stream;
   return r;
 }
 
@@ -65,7 +65,7 @@ static PyObject* unpacked(GdlTensor* t) {
 }
 
 PyObject* gdl_tensor_array(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  GdlTensor* t = (GdlTensor*)self;
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   PyObject *dtype = Py_None, *copy = Py_None;
   if (nargs > 2) {
     PyErr_SetString(PyExc_TypeError, "__array__() takes at most 2 arguments");

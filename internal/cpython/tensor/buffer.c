@@ -24,7 +24,7 @@ static const char* buffer_format(DLDataType dt) {
 }
 
 static int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
-  GdlTensor* t = (GdlTensor*)obj;
+  GdlTensor* t = GDL_AS(GdlTensor, obj);
   if (!gdl_cpu_accessible(t->view.device.device_type)) {
     PyErr_SetString(PyExc_BufferError, "the buffer protocol needs a CPU-accessible tensor");
     return -1;

@@ -51,7 +51,7 @@ PyObject* gdl_tensor_copy(GdlTensor* self, uint64_t extra_flags) {
 
 PyObject* gdl_tensor_copy_method(PyObject* self, PyObject* unused) {
   (void)unused;
-  return gdl_tensor_copy((GdlTensor*)self, 0);
+  return gdl_tensor_copy(GDL_AS(GdlTensor, self), 0);
 }
 
 /* A copy of t's bytes on another side of the bus (or on its CUDA device),
@@ -91,7 +91,7 @@ PyObject* gdl_cuda_copy(GdlTensor* t, DLDevice to, intptr_t stream) {
   v.byte_offset = before;
   v.device = to;
   PyObject* c = gdl_tensor_new(owner, &v, DLPACK_FLAG_BITMASK_IS_COPIED);
-  if (c != NULL && from == kDLCUDA && to.device_type == kDLCUDA) ((GdlTensor*)c)->stream = on;
+  if (c != NULL && from == kDLCUDA && to.device_type == kDLCUDA) GDL_AS(GdlTensor, c)->stream = on;
   return c;
 }
 

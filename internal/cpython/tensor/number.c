@@ -9,7 +9,7 @@
 
 /* The element of a 0-d tensor as a Python scalar; NULL with TypeError else. */
 static PyObject* scalar_of(PyObject* self, const char* what) {
-  GdlTensor* t = (GdlTensor*)self;
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   if (t->view.ndim != 0) {
     PyErr_Format(PyExc_TypeError, "only 0-d tensors can be converted to Python %s, not a %d-d tensor", what,
                  (int)t->view.ndim);
@@ -50,7 +50,7 @@ PyObject* gdl_number_complex(PyObject* self, PyObject* unused) {
 }
 
 static int number_bool(PyObject* self) {
-  GdlTensor* t = (GdlTensor*)self;
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   int empty = 0, many = 0;
   for (int32_t i = 0; i < t->view.ndim; i++) {
     empty |= t->view.shape[i] == 0;
@@ -74,7 +74,7 @@ static int number_bool(PyObject* self) {
 
 /* operator.index: integer dtypes only, like NumPy's (a bool is no index). */
 static PyObject* number_index(PyObject* self) {
-  GdlTensor* t = (GdlTensor*)self;
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   uint8_t code = t->view.dtype.code;
   if (t->view.dtype.lanes > 1) {
     gdl_refuse_vector(PyExc_TypeError, t->view.dtype, "no index");

@@ -41,7 +41,7 @@ PyObject* gdl_tensor_on(GdlTensor* t, DLDevice want, PyObject* copy) {
   gdl_owner_incref(t->owner);
   PyObject* r = gdl_tensor_new(t->owner, &t->view, t->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
   if (r == NULL) return NULL;
-  GdlTensor* u = (GdlTensor*)r;
+  GdlTensor* u = GDL_AS(GdlTensor, r);
   u->view.device = want;
   u->stream = how == GDL_PLACE_RELABEL ? 1 : t->stream;
   return r;

@@ -27,7 +27,7 @@ static void owner_decref_keep_error(gdl_owner* owner) {
 }
 
 PyObject* gdl_tensor_new(gdl_owner* owner, const DLTensor* view, uint64_t flags) {
-  GdlTensor* t = PyObject_New(GdlTensor, GDL_TENSOR_TYPE);
+  GdlTensor* t = GDL_NEW(GdlTensor, GDL_TENSOR_TYPE);
   if (t == NULL) {
     owner_decref_keep_error(owner);
     return NULL;
@@ -43,11 +43,11 @@ PyObject* gdl_tensor_new(gdl_owner* owner, const DLTensor* view, uint64_t flags)
   if (t->dims == NULL) {
     t->view.ndim = 0;
     t->dims = t->inline_dims;
-    Py_DECREF(t);
+    Py_DECREF(GDL_OBJ(t));
     return PyErr_NoMemory();
   }
   gdl_fill_dims(&t->view, view, t->dims);
-  return (PyObject*)t;
+  return GDL_OBJ(t);
 }
 
 PyObject* gdl_tensor_from_managed(void* managed, int versioned) {
@@ -83,12 +83,13 @@ PyObject* gdl_tensor_from_managed(void* managed, int versioned) {
   return gdl_tensor_new(owner, &m->dl_tensor, 0);
 }
 
-static void tensor_dealloc(GdlTensor* self) {
-  if (self->weakrefs != NULL) PyObject_ClearWeakRefs((PyObject*)self);
+static void tensor_dealloc(PyObject* obj) {
+  GdlTensor* self = GDL_AS(GdlTensor, obj);
+  if (self->weakrefs != NULL) PyObject_ClearWeakRefs(obj);
   if (self->dims != self->inline_dims) PyMem_Free(self->dims);
   PyMem_Free(self->bufdims);
   gdl_owner* o = self->owner;
-  PyObject_Free(self);
+  PyObject_Free(obj);
   /* Last: may run a foreign deleter, which may call back into Python. */
   if (o != NULL) owner_decref_keep_error(o);
 #ifdef Py_LIMITED_API
@@ -114,14 +115,28 @@ static PyObject* int64_tuple(const int64_t* v, int32_t n) {
 
 static int64_t num_elements(const GdlTensor* t) { return gdl_shape_count(t->dims, t->view.ndim); }
 
-static PyObject* get_shape(GdlTensor* t, void* c) { (void)c; return int64_tuple(t->dims, t->view.ndim); }
-static PyObject* get_strides(GdlTensor* t, void* c) {
+static PyObject* get_shape(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
+  (void)c;
+  return int64_tuple(t->dims, t->view.ndim);
+}
+static PyObject* get_strides(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   (void)c;
   return int64_tuple(t->dims + t->view.ndim, t->view.ndim);
 }
-static PyObject* get_ndim(GdlTensor* t, void* c) { (void)c; return PyLong_FromLong(t->view.ndim); }
-static PyObject* get_size(GdlTensor* t, void* c) { (void)c; return PyLong_FromLongLong(num_elements(t)); }
-static PyObject* get_nbytes(GdlTensor* t, void* c) {
+static PyObject* get_ndim(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
+  (void)c;
+  return PyLong_FromLong(t->view.ndim);
+}
+static PyObject* get_size(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
+  (void)c;
+  return PyLong_FromLongLong(num_elements(t));
+}
+static PyObject* get_nbytes(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   (void)c;
   uint64_t bits = (uint64_t)t->view.dtype.bits * t->view.dtype.lanes, total;
   /* A broadcast view (stride 0) may describe more bytes than exist. */
@@ -138,30 +153,40 @@ static PyObject* get_nbytes(GdlTensor* t, void* c) {
   }
   return PyLong_FromUnsignedLongLong(total / 8 + (total % 8 != 0));
 }
-static PyObject* get_itemsize(GdlTensor* t, void* c) {
+static PyObject* get_itemsize(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   (void)c;
   return PyLong_FromLong(((long)t->view.dtype.bits * t->view.dtype.lanes + 7) / 8);
 }
-static PyObject* get_readonly(GdlTensor* t, void* c) {
+static PyObject* get_readonly(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   (void)c;
   return PyBool_FromLong((t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
 }
-static PyObject* get_is_copied(GdlTensor* t, void* c) {
+static PyObject* get_is_copied(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   (void)c;
   return PyBool_FromLong((t->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0);
 }
-static PyObject* get_data_ptr(GdlTensor* t, void* c) {
+static PyObject* get_data_ptr(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   (void)c;
   return PyLong_FromUnsignedLongLong((uint64_t)(uintptr_t)t->view.data + t->view.byte_offset);
 }
-static PyObject* get_device(GdlTensor* t, void* c) { (void)c; return gdl_device_obj(t->view.device); }
+static PyObject* get_device(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
+  (void)c;
+  return gdl_device_obj(t->view.device);
+}
 
-static PyObject* get_dtype(GdlTensor* t, void* c) {
+static PyObject* get_dtype(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   (void)c;
   return gdl_dtype_name(t->view.dtype);
 }
 
-static PyObject* get_is_contiguous(GdlTensor* t, void* c) {
+static PyObject* get_is_contiguous(PyObject* self, void* c) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   (void)c;
   return PyBool_FromLong(gdl_is_compact(t->dims, t->dims + t->view.ndim, t->view.ndim, 0));
 }
@@ -182,13 +207,14 @@ static PyGetSetDef tensor_getset[] = {
     {"data_ptr", (getter)get_data_ptr, NULL, "Address of the first element (data + byte_offset).", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-static PyObject* tensor_repr(GdlTensor* t) {
-  PyObject* shape = get_shape(t, NULL);
-  PyObject* dtype = get_dtype(t, NULL);
+static PyObject* tensor_repr(PyObject* self) {
+  GdlTensor* t = GDL_AS(GdlTensor, self);
+  PyObject* shape = get_shape(self, NULL);
+  PyObject* dtype = get_dtype(self, NULL);
   PyObject* dev = gdl_device_obj(t->view.device);
   PyObject* r = NULL;
   if (shape && dtype && dev) {
-    r = PyUnicode_FromFormat("%s(shape=%R, dtype=%U, device=%S%s)", GDL_TP_NAME(Py_TYPE((PyObject*)t)), shape, dtype, dev,
+    r = PyUnicode_FromFormat("%s(shape=%R, dtype=%U, device=%S%s)", GDL_TP_NAME(Py_TYPE(self)), shape, dtype, dev,
                              (t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) ? ", readonly" : "");
   }
   Py_XDECREF(shape);
@@ -202,7 +228,7 @@ static PyObject* tensor_repr(GdlTensor* t) {
   "Go, by godlpack or by another library. Tensor(obj) is from_dlpack(obj)."
 #ifdef Py_LIMITED_API
 static PyMemberDef tensor_members[] = {
-    {"__weaklistoffset__", Py_T_PYSSIZET, offsetof(GdlTensor, weakrefs), Py_READONLY, NULL}, {NULL, 0, 0, 0, NULL}};
+    {"__weaklistoffset__", Py_T_PYSSIZET, offsetof(GdlTensor, weakrefs), GDL_MEMBER_FLAGS, NULL}, {NULL, 0, 0, 0, NULL}};
 PyTypeObject* gdl_tensor_type;
 PyType_Slot gdl_tensor_slots[] = {
     {Py_tp_dealloc, (void*)tensor_dealloc}, {Py_tp_repr, (void*)tensor_repr},

@@ -13,7 +13,7 @@
 
 /* godlpack.Tensor: a view into memory kept alive by a refcounted owner. */
 typedef struct {
-  PyObject_HEAD
+  GDL_HEAD
   gdl_owner* owner;  /* one reference, dropped in dealloc */
   DLTensor view;     /* shape/strides point at dims (never NULL strides) */
   uint64_t flags;    /* DLPACK_FLAG_BITMASK_* as imported or created */

@@ -75,7 +75,7 @@ static PyObject* build(const GdlTensor* t, scalar_fn f, int32_t d, const char* p
 
 PyObject* gdl_tolist(PyObject* self, PyObject* unused) {
   (void)unused;
-  GdlTensor* t = (GdlTensor*)self;
+  GdlTensor* t = GDL_AS(GdlTensor, self);
   if (!gdl_cpu_accessible(t->view.device.device_type)) {
     PyErr_SetString(PyExc_BufferError, "tolist() needs a CPU-accessible tensor");
     return NULL;
