@@ -157,10 +157,15 @@ int gdl_opaque_init(void) {
     return -1;
   }
   PyObject* flags = gdl_module_attr("sys", "abiflags"); /* "t" in it: a free-threaded build */
-  const char* f = flags && PyUnicode_Check(flags) ? PyUnicode_AsUTF8AndSize(flags, NULL) : NULL;
+  if (flags != NULL && !PyUnicode_Check(flags)) {
+    Py_DECREF(flags);
+    PyErr_SetString(PyExc_SystemError, "godlpack: sys.abiflags is not a str");
+    return -1;
+  }
+  const char* f = flags ? PyUnicode_AsUTF8AndSize(flags, NULL) : NULL; /* lives as long as flags */
+  if (f != NULL) gdl_free_threaded = strchr(f, 't') != NULL;
   Py_XDECREF(flags);
   if (f == NULL) return -1;
-  gdl_free_threaded = strchr(f, 't') != NULL;
   gdl_head_size = head;
   gdl_data_offset = off;
   return 0;

@@ -6,7 +6,8 @@
  * every CPython since 3.12 exports are found at run time (dlsym; Windows:
  * GetProcAddress on python3XY.dll), so the
  * extension imports no symbol abi3audit would refuse. Without Py_LIMITED_API
- * (the default, version-specific build) nothing here changes a line.
+ * (the default, version-specific build) only the object-struct accessors
+ * below are defined, as the plain casts and PyObject_HEAD they stand for.
  * Included by capsule.h, after <Python.h>; every layer includes that. */
 #ifndef GODLPACK_LIMITED_H_
 #define GODLPACK_LIMITED_H_
@@ -130,9 +131,11 @@ PyObject* gdl_type_from_spec(PyObject* module, PyType_Spec* spec, PyObject* base
 #endif
 #endif
 #if defined(GDL_OPAQUE) && defined(GDL_CHECK_CASTS)
-/* A check only (tests/tooling/test_abi3t.py): a PyObject* used as one of our
- * structs (over-aligned here: -Wcast-align=strict) or one of our structs
- * passed as a PyObject* (incompatible pointers) without GDL_AS/GDL_OBJ fails. */
+/* A check only (tests/tooling/test_abi3t.py): one of our structs passed as a
+ * PyObject* (incompatible pointers) without GDL_OBJ fails to compile. The
+ * other direction, a PyObject* cast to one of our structs without GDL_AS, is
+ * not caught by the -Wall -Werror that test uses (the over-alignment below
+ * would take -Wcast-align=strict); review finds those. */
 #undef GDL_HEAD
 #define GDL_HEAD _Alignas(64) char gdl_check_align_;
 static inline PyObject* gdl_check_obj(PyObject* o) { return o; }
