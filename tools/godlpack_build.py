@@ -204,10 +204,10 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     cp312-abi3-linux_<arch> wheel, for auditwheel repair); with abi3t, an
     abi3t one (natively only)."""
     if abi3t(os.getcwd(), config_settings):
-        check_abi3t(os.getcwd(), config_settings)
-        if _target(config_settings):
+        if _target(config_settings):  # first: a newer Python would not help
             raise RuntimeError("an abi3t build for a zig target is not supported yet: build abi3t natively, "
                                "or drop abi3t for the zig wheels")
+        check_abi3t(os.getcwd(), config_settings)
         settings = {k: v for k, v in (config_settings or {}).items() if k != "abi3t"}
         saved_abi3t = os.environ.get("GODLPACK_ABI3T")
         os.environ["GODLPACK_ABI3T"] = "1"  # for BuildGoExt, run in this process

@@ -202,6 +202,10 @@ def test_abi3t_is_refused_before_3_15_and_with_abi3(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(RuntimeError, match=r"^an abi3t build for a zig target is not supported yet"):
         godlpack_build.build_wheel(str(tmp_path), {"abi3t": "true", "target": "x86_64-linux-gnu"})
+    # On an older Python too: the target is the reason, which a newer Python would not remove.
+    monkeypatch.setattr(godlpack_build, "_python_version", lambda: (3, 14))
+    with pytest.raises(RuntimeError, match=r"^an abi3t build for a zig target is not supported yet"):
+        godlpack_build.build_wheel(str(tmp_path), {"abi3t": "true", "target": "x86_64-linux-gnu"})
 
 
 def test_the_tag_rewrite_names_both_abis_and_keeps_record_true(tmp_path):
