@@ -495,8 +495,11 @@ def foreign_wheels(project: str, wheelhouse: str, targets: list[str], pythons: l
     native_suffix = sysconfig.get_config_var("EXT_SUFFIX")
     out = []
     with tempfile.TemporaryDirectory(prefix="godlpack-foreign-") as tmp:
+        # Version-specific whatever the project's abi3/abi3t switch says: only its
+        # metadata, stub and files are kept, and its module is swapped below.
         subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check",
-                        "-w", tmp, project], check=True)
+                        "--config-settings=abi3=false", "--config-settings=abi3t=false", "-w", tmp, project],
+                       check=True)
         (native,) = glob.glob(os.path.join(tmp, "*.whl"))
         with zipfile.ZipFile(native) as z:
             exts = [a for a in z.namelist() if a.endswith(native_suffix)]

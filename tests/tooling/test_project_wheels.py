@@ -154,3 +154,43 @@ def test_wheels_target_delegates_to_foreign_wheels_and_needs_no_auditwheel(tmp_p
     monkeypatch.setattr(cli.shutil, "which", lambda name: "/bin/" + name)
     assert cli.main(["wheels", str(tmp_path), "-w", wh, "--target", "win_amd64", "--arch", "x86_64"]) == 0
     assert [c[0] for c in calls[2:]] == ["foreign", "linux"] and calls[3][3] == ["x86_64"]
+
+
+@pytest.mark.parametrize("switch", ["abi3", "abi3t"])
+def test_the_native_wheel_a_foreign_wheel_is_made_from_is_version_specific(tmp_path, monkeypatch, switch):
+    """foreign_wheels takes a native wheel's metadata, stub and files and swaps
+    its module (NAME + this Python's suffix) for the cross-built one: a project
+    whose pyproject.toml asks for abi3 or abi3t must still give it that module,
+    not NAME.abi3.so, or no module is found to swap. pip is faked here by what
+    the build backend decides from the project and the config settings it is given."""
+    import godlpack_build
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(f"[tool.godlpack]\n{switch} = true\n")
+    monkeypatch.delenv("GODLPACK_ABI3", raising=False)
+    monkeypatch.delenv("GODLPACK_ABI3T", raising=False)
+
+    def fake_pip(cmd, **kw):
+        settings = dict(a.split("=", 1)[1].split("=", 1) for a in cmd if a.startswith("--config-settings="))
+        if godlpack_build.abi3(str(project), settings):
+            suffix = godlpack_build.abi3_suffix()
+        elif godlpack_build.abi3t(str(project), settings):
+            suffix = godlpack_build.abi3t_suffix()
+        else:
+            suffix = zigcc.sysconfig.get_config_var("EXT_SUFFIX")
+        out = cmd[cmd.index("-w") + 1]
+        with zipfile.ZipFile(os.path.join(out, "proj-0.1.0-cp3-cp3-linux_x86_64.whl"), "w") as z:
+            z.writestr("mykern" + suffix, b"")
+        return subprocess.CompletedProcess(cmd, 0)
+
+    class Reached(Exception):
+        pass
+
+    def fake_build(*a, **kw):
+        raise Reached  # the native module was found: the cross build would start here
+
+    monkeypatch.setattr(zigcc.subprocess, "run", fake_pip)
+    monkeypatch.setattr(zigcc, "foreign_build_go", fake_build)
+    with pytest.raises(Reached):
+        zigcc.foreign_wheels(str(project), str(tmp_path / "out"), ["win_amd64"], abi3=True)
