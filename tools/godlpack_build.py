@@ -8,6 +8,7 @@ build requirement when no `go` is on PATH.
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import os
@@ -198,26 +199,43 @@ def _retag_abi3t(wheel_directory: str, wheel: str) -> str:
     return tagged
 
 
+@contextlib.contextmanager
+def _environ(values: dict[str, str]):
+    """os.environ with values set for the block, as it was after it."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     """setuptools' build_wheel; with a target, for that target (see _zigcc);
     with abi3 (see abi3()), a stable-ABI wheel (with a target too: one
     cp312-abi3-linux_<arch> wheel, for auditwheel repair); with abi3t, an
-    abi3t one (natively only)."""
+    abi3t one (natively only). An abi3 or abi3t config setting is pinned in
+    the environment for the build: BuildGoExt and build_go read the switch
+    from the variable and the project's file, not from the settings."""
+    pinned = {f"GODLPACK_{k.upper()}": "1" if str(v).lower() in ("1", "true", "yes", "on") else "0"
+              for k, v in (config_settings or {}).items() if k in ("abi3", "abi3t")}
+    with _environ(pinned):
+        return _build_wheel(wheel_directory, config_settings, metadata_directory)
+
+
+def _build_wheel(wheel_directory, config_settings, metadata_directory):
     if abi3t(os.getcwd(), config_settings):
         if _target(config_settings):  # first: a newer Python would not help
             raise RuntimeError("an abi3t build for a zig target is not supported yet: build abi3t natively, "
                                "or drop abi3t for the zig wheels")
         check_abi3t(os.getcwd(), config_settings)
         settings = {k: v for k, v in (config_settings or {}).items() if k != "abi3t"}
-        saved_abi3t = os.environ.get("GODLPACK_ABI3T")
-        os.environ["GODLPACK_ABI3T"] = "1"  # for BuildGoExt, run in this process
-        try:
+        with _environ({"GODLPACK_ABI3T": "1"}):  # for BuildGoExt, run in this process
             return _retag_abi3t(wheel_directory, _orig.build_wheel(wheel_directory, settings, metadata_directory))
-        finally:
-            if saved_abi3t is None:
-                os.environ.pop("GODLPACK_ABI3T", None)
-            else:
-                os.environ["GODLPACK_ABI3T"] = saved_abi3t
     stable = abi3(os.getcwd(), config_settings)
     if stable:
         check_abi3()
@@ -234,16 +252,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     if target:
         # _PYTHON_HOST_PLATFORM: sysconfig's platform, so the wheel is tagged linux_<arch>.
         env.update(GODLPACK_ZIG_TARGET=target, _PYTHON_HOST_PLATFORM=_zigcc().platform(target))
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
+    with _environ(env):
         return _orig.build_wheel(wheel_directory, settings, metadata_directory)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _go() -> tuple[str, dict[str, str]]:

@@ -278,3 +278,20 @@ def test_develop_abi3t_builds_name_abi3t_so_and_removes_the_other_kinds(tmp_path
     assert calls == [("k.abi3t.so", False)] and (project / "k.abi3t.so").exists()
     assert not any(o.exists() for o in others)
     assert "built " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("switch", ["abi3", "abi3t"])
+def test_a_config_setting_turning_the_switch_off_wins_over_the_project_in_the_build(tmp_path, monkeypatch, switch):
+    """`--config-settings=abi3t=false` on a project with `abi3t = true`: the
+    build's own readers (BuildGoExt.get_ext_filename, build_go), which see
+    no settings, name and build the module version-specific too."""
+    monkeypatch.delenv("GODLPACK_ABI3", raising=False)
+    monkeypatch.delenv("GODLPACK_ABI3T", raising=False)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.godlpack]\n{switch} = true\n")
+    monkeypatch.chdir(tmp_path)
+    seen = []
+    monkeypatch.setattr(godlpack_build._orig, "build_wheel",
+                        lambda *a: seen.append((godlpack_build.abi3(os.getcwd()), godlpack_build.abi3t(os.getcwd()))))
+    godlpack_build.build_wheel(str(tmp_path), {switch: "false"})
+    assert seen == [(False, False)]
+    assert os.environ.get(f"GODLPACK_{switch.upper()}") is None  # put back after the build
