@@ -59,11 +59,12 @@ def _setuptools_only(tmp_path) -> str:
 
 
 # Exercises the scaffold's module without NumPy: float64 buffers in, a
-# Go-made array (the module's Tensor, a buffer) out, a class, an error.
-EXERCISE = """
-import array, sys
+# Go-made array (the module's Tensor, a buffer) out, a class, an error. Its
+# file must end in suffix; it prints "ok (3, X)" and then what extra says.
+def exercise(suffix: str, extra: str = "") -> str:
+    return f"""import array, sys
 import abikern
-assert abikern.__file__.endswith(".abi3.so"), abikern.__file__
+assert abikern.__file__.endswith({suffix!r}), abikern.__file__
 x = array.array("d", [1.0, 2.0, 3.0])
 abikern.scale(x, 3.0)
 assert list(x) == [3.0, 6.0, 9.0], x
@@ -84,8 +85,11 @@ except TypeError as e:
     assert "str" in str(e), e
 else:
     raise AssertionError("no TypeError")
-print("ok", sys.version_info[:2])
+print("ok", sys.version_info[:2]{extra})
 """
+
+
+EXERCISE = exercise(".abi3.so")
 
 
 def _limited_names(py: str) -> set[str]:

@@ -24,6 +24,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import godlpack_build  # noqa: E402
+from test_abi3 import exercise  # noqa: E402
 
 DEBIAN = os.path.join(ROOT, "mk", "debian-pythons.sh")
 
@@ -64,32 +65,7 @@ def _abi3t_names() -> set[str]:
     return set(re.findall(r"\b_?Py\w+", r.stdout))
 
 
-EXERCISE = """
-import array, sys
-import abikern
-assert abikern.__file__.endswith(".abi3t.so"), abikern.__file__
-x = array.array("d", [1.0, 2.0, 3.0])
-abikern.scale(x, 3.0)
-assert list(x) == [3.0, 6.0, 9.0], x
-y = abikern.add(x, array.array("d", [1.0, 1.0, 1.0]))
-assert memoryview(y).tolist() == [4.0, 7.0, 10.0], y
-s = abikern.Stats()
-s.add(x)
-assert (s.count, s.mean) == (3, 6.0), (s.count, s.mean)
-try:
-    abikern.add(x, array.array("d", [1.0]))
-except ValueError as e:
-    assert "differ in length" in str(e), e
-else:
-    raise AssertionError("no ValueError")
-try:
-    abikern.scale("no array")
-except TypeError as e:
-    assert "str" in str(e), e
-else:
-    raise AssertionError("no TypeError")
-print("ok", sys.version_info[:2], sys._is_gil_enabled())
-"""
+EXERCISE = exercise(".abi3t.so", ", sys._is_gil_enabled()")
 
 
 def test_one_abi3t_wheel_imports_and_runs_on_3_15(tmp_path):
