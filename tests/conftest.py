@@ -1,6 +1,7 @@
 """Shared fixtures: every test must leave godlpack's live counters as it found them."""
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -39,6 +40,19 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.path.name.startswith("check_"):
             item.add_marker(pytest.mark.filterwarnings("error::RuntimeWarning"))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _frozen_heap():
+    """What is alive when a test file starts (the modules imported, torch's and
+    JAX's among them: 300,000 objects) is moved out of the collector's reach,
+    so each gc.collect() of the tests' leak checks walks only what the file's
+    tests made: 5 ms, not 140. Garbage is collected first; what the file makes
+    stays collectable. Module-scoped, so what an earlier file's tests imported
+    is frozen too."""
+    gc.collect()
+    gc.freeze()
+    yield
 
 
 @pytest.hookimpl(hookwrapper=True)
