@@ -376,30 +376,42 @@ def copy_tree(dst: str) -> None:
         shutil.copy2(so, os.path.join(dst, "python/godlpack"))
 
 
-def unoptimized_cc(tree: str, env: dict) -> str:
+def unoptimized_cc(tree: str, env: dict, cccache: str, cache: str) -> str:
     """A C compiler for the mutant trees' builds: the go command's own (go
     env CC), run with -O0 last, which overrides the -O2 of the #cgo lines
-    (the go command puts them after $CGO_CFLAGS). Each mutant rebuilds a cgo
-    package; unoptimized, pyext's compiles in 4.2 s instead of 5.2 (this
-    machine). Every sabotage here is caught at -O0 too."""
+    (the go command puts them after $CGO_CFLAGS), behind cccache
+    (internal/testkit/cccache), a compile cache all trees share: a mutant
+    makes the go command compile its whole cgo package again, and every
+    compile but the mutated file's is one the run made before. Every
+    sabotage here is caught at -O0 too."""
     real = subprocess.run(["go", "env", "CC"], cwd=ROOT, env=env, capture_output=True, text=True,
                           check=True).stdout.strip() or "cc"
     path = os.path.join(tree, ".mutants-cc")
     with open(path, "w") as f:
-        f.write(f'#!/bin/sh\nexec {real} "$@" -O0\n')
+        f.write(f'#!/bin/sh\nexec {cccache} {cache} {tree} {real} "$@" -O0\n')
     os.chmod(path, 0o755)
     return path
 
 
+def build_cccache(folder: str) -> tuple[str, str]:
+    """(the cccache command, built into folder, its cache folder)."""
+    exe = os.path.join(folder, "cccache")
+    subprocess.run(["go", "build", "-o", exe, "./internal/testkit/cccache"], cwd=ROOT, check=True,
+                   env=dict(os.environ, GOFLAGS="-buildvcs=false"))
+    cache = os.path.join(folder, "cache")
+    os.makedirs(cache, exist_ok=True)
+    return exe, cache
+
+
 class Tree:
-    def __init__(self, path: str, python: str) -> None:
+    def __init__(self, path: str, python: str, cc: tuple[str, str]) -> None:
         self.path, self.python = path, python
         self.built_in = 0.0  # seconds the last mutant's build took (printed with its verdict)
         self.module_mutated = False  # the module file was last built with a mutant
         self.env = dict(os.environ, PYTHONPATH=os.path.join(path, "python"), GOFLAGS="-buildvcs=false",
                         PYTHONDONTWRITEBYTECODE="1")
         self.env.pop("CGO_CFLAGS", None)  # the build recipe adds Python's include directory
-        self.env["CC"] = unoptimized_cc(path, self.env)
+        self.env["CC"] = unoptimized_cc(path, self.env, *cc)
 
     def build(self) -> tuple[int, str]:
         return _run([self.python, "tools/godlpack_build.py", EXT, "./module"], self.path, self.env, 600)
@@ -516,11 +528,12 @@ def main() -> int:
         with open(KILLERS_FILE) as f:
             killers.update(json.load(f))
     jobs = max(1, min(args.jobs, len(chosen)))
-    tmps = [tempfile.mkdtemp(prefix="godlpack-mutants-") for _ in range(jobs)]
+    tmps = [tempfile.mkdtemp(prefix="godlpack-mutants-") for _ in range(jobs + 1)]  # the last: the compile cache
     try:
-        for tmp in tmps:
+        cc = build_cccache(tmps[-1])
+        for tmp in tmps[:-1]:
             copy_tree(tmp)
-        trees = [Tree(tmp, args.python) for tmp in tmps]
+        trees = [Tree(tmp, args.python, cc) for tmp in tmps[:-1]]
         tree = trees[0]
         stale = [m.name for m in chosen if open(os.path.join(tree.path, m.file)).read().count(m.old) != 1]
         if stale:
