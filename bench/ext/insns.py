@@ -1,7 +1,7 @@
 """Instructions per call of the ext_bench probes, under callgrind: each row
 runs in its own process at N and 2N calls, and the difference over N is
 the per-call count (start-up and import cancel out). Needs valgrind and
-bench/out/gosum, nbsum (built by `make bench-ext`).
+bench/out/gosum, nbsum, pyo3bench (built by `make bench-ext`).
 
     python bench/ext/insns.py [-n 20000] [row ...]
 """
@@ -32,6 +32,13 @@ ROWS = {
     "nb_ndim": ("nbsum", "f = m.ndim", "f(x)"),
     "nb_rows3": ("nbsum", "f = m.rows3; x = np.ones((1, 3))", "f(x)"),
     "nb_sum": ("nbsum", "f = m.sum", "f(x)"),
+    "bytes_out": ("gosum", "f = m.bytes_out_typed", "f()"),
+    "bytes_in": ("gosum", "f = m.bytes_in_typed; b = bytes(1024)", "f(b)"),
+    "pyo3_noop": ("pyo3bench", "f = m.noop", "f()"),
+    "pyo3_fid": ("pyo3bench", "f = m.fid", "f(1.0)"),
+    "pyo3_method_fid": ("pyo3bench", "o = m.Acc()", "o.fid(1.0)"),
+    "pyo3_ndim": ("pyo3bench", "f = m.ndim", "f(x)"),
+    "pyo3_bytes_out": ("pyo3bench", "f = m.bytes_out", "f()"),
 }
 
 DRIVER = """
@@ -51,10 +58,11 @@ def count(row, n):
         with open(src, "w") as f:
             f.write(DRIVER.format(out=OUT, mod=mod, setup=setup, n=n, call=call))
         # The main thread only: the Go runtime's own threads (sysmon, GC) run on a clock.
+        # A fixed hash seed: the driver's name lookups then probe the same slots every run.
         out = os.path.join(d, "cg.out")
         r = subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=" + out,
                             sys.executable, src], capture_output=True, text=True,
-                           env=dict(os.environ, GODEBUG="asyncpreemptoff=1"))
+                           env=dict(os.environ, GODEBUG="asyncpreemptoff=1", PYTHONHASHSEED="0"))
         try:
             with open(out + "-01") as f:
                 return int(re.search(r"^totals: (\d+)", f.read(), re.M).group(1))
