@@ -36,7 +36,7 @@ func gdlpyCall(c *C.gdl_call) (kind C.int) {
 		}
 	}()
 	ins := unsafe.Slice(c.in, int(c.nin))
-	if hasCallables(&f.c.sig, len(ins)) { // released as the call returns, unless kept (callable.go)
+	if f.callables { // released as the call returns, unless kept (callable.go)
 		defer endCallables(&f.c.sig, ins)
 	}
 	if f.call != nil {

@@ -48,6 +48,7 @@ func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []b
 	}
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&c.kinds[0])), C.GDL_MAX_RESULTS+1), kinds)
 	c.nparams = C.int(nparams)
+	f.callables = hasCallables(&c.sig, nparams)
 	c.nresults = C.int(len(kinds))
 	c.kwonly = C.int(nparams)
 	f.kwonly = nparams
@@ -98,8 +99,11 @@ type goFunc struct {
 	params   []param
 	results  []result
 	hasErr   bool
-	implied  []Option // the requirements of registered array types' parameters (arraytype.go)
-	c        *C.gdl_fn
+	// callables: a parameter is a Go func (a Python callable), whose
+	// reference the call's end releases (callable.go); read on every call.
+	callables bool
+	implied   []Option // the requirements of registered array types' parameters (arraytype.go)
+	c         *C.gdl_fn
 }
 
 // param converts one C value to the Go argument.
