@@ -59,10 +59,20 @@ func isBytes(t reflect.Type) bool {
 	return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8
 }
 
-func putBytes(b []byte, v *C.gdl_value) error {
+// intoAhead copies b into the bytes object C made before the call (ext.c's
+// bytes_ahead) when it has b's size: whether it did. Small enough to inline
+// into the typed wrappers (putBytesResult), with no call on that path.
+func intoAhead(b []byte, v *C.gdl_value) bool {
 	if v.data != nil && C.int64_t(len(b)) == v.ncap { // C made the object at this size (ext.c's bytes_ahead)
 		copy(unsafe.Slice((*byte)(v.data), len(b)), b) // C's memory: the one copy, no call into C
 		v.s, v.n, v.versioned = nil, C.int64_t(len(b)), 0
+		return true
+	}
+	return false
+}
+
+func putBytes(b []byte, v *C.gdl_value) error {
+	if intoAhead(b, v) {
 		return nil
 	}
 	v.p, v.s, v.n, v.versioned = nil, nil, C.int64_t(len(b)), 0

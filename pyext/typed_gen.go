@@ -22,6 +22,9 @@ func Func0[R any](fn func() R) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -51,6 +54,9 @@ func Func1[A, R any](fn func(A) R) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -82,6 +88,9 @@ func Func1[A, R any](fn func(A) R) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -115,6 +124,9 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -165,6 +177,9 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -202,6 +217,9 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -271,6 +289,9 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -312,6 +333,9 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -400,6 +424,9 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -445,6 +472,9 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -552,6 +582,9 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -601,6 +634,9 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -727,6 +763,9 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -780,6 +819,9 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -925,6 +967,9 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -982,6 +1027,9 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -1146,6 +1194,9 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -1207,6 +1258,9 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -1390,6 +1444,9 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -1455,6 +1512,9 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -1657,6 +1717,9 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -1726,6 +1789,9 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -1947,6 +2013,9 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -2020,6 +2089,9 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -2260,6 +2332,9 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -2337,6 +2412,9 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -2596,6 +2674,9 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -2677,6 +2758,9 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -2955,6 +3039,9 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -3040,6 +3127,9 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -3337,6 +3427,9 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -3426,6 +3519,9 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -3742,6 +3838,9 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -3766,6 +3865,9 @@ func FuncE0[R any](fn func() (R, error)) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -3798,6 +3900,9 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -3832,6 +3937,9 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -3868,6 +3976,9 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -3921,6 +4032,9 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -3961,6 +4075,9 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -4033,6 +4150,9 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -4077,6 +4197,9 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -4168,6 +4291,9 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -4216,6 +4342,9 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -4326,6 +4455,9 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -4378,6 +4510,9 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -4507,6 +4642,9 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -4563,6 +4701,9 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -4711,6 +4852,9 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -4771,6 +4915,9 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -4938,6 +5085,9 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -5002,6 +5152,9 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -5188,6 +5341,9 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -5256,6 +5412,9 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -5461,6 +5620,9 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -5533,6 +5695,9 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -5757,6 +5922,9 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -5833,6 +6001,9 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -6076,6 +6247,9 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -6156,6 +6330,9 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -6418,6 +6595,9 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -6502,6 +6682,9 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -6783,6 +6966,9 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -6871,6 +7057,9 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -7171,6 +7360,9 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
@@ -7263,6 +7455,9 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 					return 1, nil
 				}
 				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
 					return putBytesResult(as[[]byte](r), out)
 				}
 				return putResult(rc, r, out, in)
@@ -7582,6 +7777,9 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				return 1, nil
 			}
 			if rc.at == restBytes {
+				if intoAhead(as[[]byte](r), &out[0]) {
+					return 1, nil
+				}
 				return putBytesResult(as[[]byte](r), out)
 			}
 			return putResult(rc, r, out, in)
