@@ -35,7 +35,9 @@ func gdlpyCall(c *C.gdl_call) (kind C.int) {
 			kind = C.GDL_ERR_PANIC
 		}
 	}()
-	ins := unsafe.Slice(c.in, int(c.nin))
+	// C's in is its array of GDL_MAX_PARAMS values: a slice of that constant
+	// length, cut to nin, takes one bounds check and no multiply.
+	ins := unsafe.Slice(c.in, C.GDL_MAX_PARAMS)[:c.nin:c.nin]
 	if f.callables { // released as the call returns, unless kept (callable.go)
 		defer endCallables(&f.c.sig, ins)
 	}

@@ -104,7 +104,7 @@ extern gdl_shape_block gdl_tensor_block;
 typedef struct {
   int id;
   int nin;
-  gdl_value* in;
+  gdl_value* in; /* an array of GDL_MAX_PARAMS values, never NULL (call.go slices all of it), nin of them used */
   gdl_value* out;
   int nout;
   int errlen;
