@@ -760,7 +760,7 @@ static inline __attribute__((always_inline)) PyObject* go_call(const gdl_fn* fn,
     kind = gdlpyCall(&c);
   }
   int nout = c.nout;
-  for (int i = 0; i < fn->nresults; i++) {
+  for (int i = 0; fn->bytes_results && i < fn->nresults; i++) {
     if (fn->kinds[i] != GDL_V_BYTES) continue;
     int made = i < nout && !out[i].none;
     if (made && kind == GDL_ERR_NONE) bytes_seen(fn, i, out[i].n);

@@ -161,6 +161,9 @@ typedef struct {
   /* GDL_V_OBJ parameters and results: the class id (gdl_classes). */
   int16_t cls[GDL_MAX_PARAMS];
   int16_t rcls[GDL_MAX_RESULTS];
+  /* 1: a result is GDL_V_BYTES (register, funcs.go): the others skip
+   * go_call's loops for bytes made ahead. */
+  int bytes_results;
   /* GDL_V_BYTES results: the last size << 1, | 1 when the one before had
    * that size too (ext.c's bytes_ahead; written by calls, relaxed atomics). */
   int64_t bytes_seen[GDL_MAX_RESULTS];

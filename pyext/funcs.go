@@ -47,6 +47,12 @@ func register(f *goFunc, name, doc string, opts []Option, nparams int, kinds []b
 		return err
 	}
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&c.kinds[0])), C.GDL_MAX_RESULTS+1), kinds)
+	c.bytes_results = 0
+	for _, k := range kinds {
+		if k == C.GDL_V_BYTES {
+			c.bytes_results = 1 // ext.c's go_call makes them ahead
+		}
+	}
 	c.nparams = C.int(nparams)
 	f.callables = hasCallables(&c.sig, nparams)
 	c.nresults = C.int(len(kinds))

@@ -14,7 +14,9 @@
 package pyext
 
 /*
-#cgo CFLAGS: -I${SRCDIR} -I${SRCDIR}/../internal/cpython/exchange -I${SRCDIR}/../internal/cpython/tensor -I${SRCDIR}/../internal/cpython/base -I${SRCDIR}/../internal/cpython/cuda -I${SRCDIR}/../include -I${SRCDIR}/../core -I${SRCDIR}/../capsule -O2 -Wall -Wno-unused-parameter -fvisibility=hidden
+// NDEBUG: the assert()s of CPython's headers (PyFloat_AS_DOUBLE's type check...) are
+// left out of the call path, as in extensions built with CPython's own flags.
+#cgo CFLAGS: -I${SRCDIR} -I${SRCDIR}/../internal/cpython/exchange -I${SRCDIR}/../internal/cpython/tensor -I${SRCDIR}/../internal/cpython/base -I${SRCDIR}/../internal/cpython/cuda -I${SRCDIR}/../include -I${SRCDIR}/../core -I${SRCDIR}/../capsule -O2 -Wall -Wno-unused-parameter -fvisibility=hidden -DNDEBUG
 */
 import "C"
 
