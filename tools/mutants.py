@@ -338,7 +338,7 @@ MUTANTS = [
     Mutant("callables: the call's end never marks its callables", "pyext/callable.go",
            "\tif !cb.ended && cb.kept == nil {", "\tif false {", CBMOD),
     Mutant("callables: the end-of-call hook skipped", "pyext/call.go",
-           "\tif hasCallables(&f.c.sig, len(ins)) {", "\tif false && hasCallables(&f.c.sig, len(ins)) {", CBMOD),
+           "\tif f.callables {", "\tif false && f.callables {", CBMOD),
 ]
 
 
