@@ -60,8 +60,8 @@ func isBytes(t reflect.Type) bool {
 }
 
 // intoAhead copies b into the bytes object C made before the call (ext.c's
-// bytes_ahead) when it has b's size: whether it did. Small enough to inline
-// into the typed wrappers (putBytesResult), with no call on that path.
+// bytes_ahead) when it has b's size: whether it did. The typed wrappers call
+// it first (typed_gen.go), then putBytesResult when it did not.
 func intoAhead(b []byte, v *C.gdl_value) bool {
 	if v.data != nil && C.int64_t(len(b)) == v.ncap { // C made the object at this size (ext.c's bytes_ahead)
 		copy(unsafe.Slice((*byte)(v.data), len(b)), b) // C's memory: the one copy, no call into C
@@ -75,6 +75,11 @@ func putBytes(b []byte, v *C.gdl_value) error {
 	if intoAhead(b, v) {
 		return nil
 	}
+	return putBytesMade(b, v)
+}
+
+// putBytesMade writes b where C made no bytes object of its size ahead.
+func putBytesMade(b []byte, v *C.gdl_value) error {
 	v.p, v.s, v.n, v.versioned = nil, nil, C.int64_t(len(b)), 0
 	var data *C.char
 	if len(b) > 0 {

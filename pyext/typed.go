@@ -324,9 +324,9 @@ func arraySpans(in []C.gdl_value) []span {
 
 // putBytesResult writes a []byte result (resConv.at restBytes), which
 // typed_gen.go calls with no call through put, when C made no bytes object
-// of its size ahead (intoAhead, which typed_gen.go tries first, inline).
+// of its size ahead (intoAhead, which typed_gen.go tries first).
 func putBytesResult(b []byte, out []C.gdl_value) (int, error) {
-	if err := putBytes(b, &out[0]); err != nil {
+	if err := putBytesMade(b, &out[0]); err != nil {
 		return 0, err
 	}
 	return 1, nil

@@ -70,9 +70,8 @@ func Source() []byte {
 
 // putRes ends a wrapper: a float64, int64 or int result stored in C's
 // value with no call (resConv.at), a []byte copied into the bytes object C
-// made ahead (intoAhead, inline: no call but the copy's) or else written
-// by putBytesResult, with no call through a func value, any other
-// converted by putResult.
+// made ahead (intoAhead) or else written by putBytesResult, with no call
+// through a func value, any other converted by putResult.
 const putRes = "\t\t\tif rc.at == restValue {\n\t\t\t\t*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r\n\t\t\t\treturn 1, nil\n\t\t\t}\n" +
 	"\t\t\tif rc.at == restBytes {\n\t\t\t\tif intoAhead(as[[]byte](r), &out[0]) {\n\t\t\t\t\treturn 1, nil\n\t\t\t\t}\n" +
 	"\t\t\t\treturn putBytesResult(as[[]byte](r), out)\n\t\t\t}\n\t\t\treturn putResult(rc, r, out, in)\n"
