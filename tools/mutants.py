@@ -15,6 +15,7 @@ import glob
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -387,8 +388,8 @@ def unoptimized_cc(tree: str, env: dict, cccache: str, cache: str) -> str:
     real = subprocess.run(["go", "env", "CC"], cwd=ROOT, env=env, capture_output=True, text=True,
                           check=True).stdout.strip() or "cc"
     path = os.path.join(tree, ".mutants-cc")
-    with open(path, "w") as f:
-        f.write(f'#!/bin/sh\nexec {cccache} {cache} {tree} {real} "$@" -O0\n')
+    with open(path, "w") as f:  # the paths quoted; CC as the go command splits it (it may hold flags)
+        f.write(f'#!/bin/sh\nexec {" ".join(map(shlex.quote, (cccache, cache, tree)))} {real} "$@" -O0\n')
     os.chmod(path, 0o755)
     return path
 
