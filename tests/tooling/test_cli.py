@@ -355,6 +355,28 @@ def test_develop_venv_builds_into_the_active_venvs_site_packages(tmp_path):
     assert not list((tmp_path / "venvkern").glob("*.so"))  # nothing in the project folder
 
 
+def test_develop_needs_no_setuptools(tmp_path):
+    """A fresh venv of Python >= 3.12 has no setuptools: `develop` builds
+    with the Go toolchain alone (setuptools is the wheel backend's, which
+    pip brings into its own build environment)."""
+    godlpack("new", "barekern", cwd=tmp_path)
+    blocked = tmp_path / "blocked" / "setuptools"
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'setuptools'\", name='setuptools')\n")
+    env = child_env(GOFLAGS="-buildvcs=false")
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "blocked"), env.get("PYTHONPATH", "")])
+    r = subprocess.run([sys.executable, "-m", "godlpack", "develop"], cwd=tmp_path / "barekern", env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert call(tmp_path / "barekern", "import numpy as np, barekern; x = np.ones(2); barekern.scale(x, 3.0); "
+                "print(x.tolist())") == "[3.0, 3.0]"
+    # build makes the wheel with setuptools: without it, one sentence.
+    r = subprocess.run([sys.executable, "-m", "godlpack", "build"], cwd=tmp_path / "barekern", env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert "needs setuptools, which this Python lacks: pip install setuptools" in r.stderr, r.stderr
+
+
 def test_a_moved_project_built_without_godlpack_is_one_sentence(tmp_path):
     """Where no godlpack can be imported (pip's isolated build), a go.mod
     replace naming a folder that is not here is one sentence saying what
