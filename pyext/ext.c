@@ -514,6 +514,7 @@ static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
 /* Names the function whose result i could not be made (a string that is not
  * UTF-8) in a note on the exception set. */
 static void note_result(const gdl_fn* fn, int i) {
+  if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return; /* no memory, say: nothing to add */
   PyObject *t, *e, *tb;
   PyErr_Fetch(&t, &e, &tb);
   PyErr_NormalizeException(&t, &e, &tb);
@@ -561,8 +562,11 @@ static inline __attribute__((always_inline)) PyObject* result(const gdl_fn* fn, 
     case GDL_V_ITER:
       return gdl_iter_new((uintptr_t)v->i, (const gdl_fn*)v->p, gdl_call_handle, NULL);
     case GDL_V_LIST:
-    case GDL_V_DICT:
-      return gdl_container_result(fn->kinds[i], v);
+    case GDL_V_DICT: {
+      PyObject* c = gdl_container_result(fn->kinds[i], v);
+      if (c == NULL) note_result(fn, i);
+      return c;
+    }
   }
   return gdl_conv_result(fn->kinds[i], v); /* ext_conv.c's kinds */
 }
@@ -609,6 +613,24 @@ void gdl_raise_panic(const char* err) {
   Py_DECREF(exc);
 }
 
+/* Rewrites from as to in the notes of exception ev (one it cannot make
+ * again with another message, such as UnicodeEncodeError, names the
+ * argument there). */
+static void name_in_notes(PyObject* ev, PyObject* from, PyObject* to) {
+  PyObject* notes = PyObject_GetAttrString(ev, "__notes__");
+  if (notes == NULL || !PyList_Check(notes)) {
+    Py_XDECREF(notes);
+    PyErr_Clear();
+    return;
+  }
+  for (Py_ssize_t k = 0; k < PyList_GET_SIZE(notes); k++) {
+    PyObject* note = PyList_GET_ITEM(notes, k);
+    PyObject* named = PyUnicode_Check(note) ? PyUnicode_Replace(note, from, to, 1) : NULL;
+    if (named == NULL || PyList_SetItem(notes, k, named) < 0) PyErr_Clear(); /* SetItem steals named */
+  }
+  Py_DECREF(notes);
+}
+
 /* Names argument i in the pending exception's message: "argument 3" (C's
  * count, receiver included) becomes "argument 'hi'" when the function names
  * its parameters, or the count Python sees for a method ("argument 2"). */
@@ -623,6 +645,7 @@ static void name_argument(const gdl_fn* fn, int i) {
   if (from != NULL)
     to = fn->named ? PyUnicode_FromFormat("argument '%s'", fn->names[i]) : PyUnicode_FromFormat("argument %d", i);
   PyObject* repl = to ? PyUnicode_Replace(msg, from, to, 1) : NULL;
+  if (repl != NULL) name_in_notes(ev, from, to); /* a UnicodeEncodeError's note (ext_pyobj.c's note_at) */
   Py_XDECREF(from);
   Py_XDECREF(to);
   Py_XDECREF(msg);
@@ -641,6 +664,9 @@ static void name_argument(const gdl_fn* fn, int i) {
   }
   PyObject* cause = PyException_GetCause(ev);
   if (cause != NULL) PyException_SetCause(exc, cause); /* steals */
+  PyObject* notes = PyObject_GetAttrString(ev, "__notes__");
+  if (notes == NULL || PyObject_SetAttrString(exc, "__notes__", notes) < 0) PyErr_Clear(); /* none: fine */
+  Py_XDECREF(notes);
   PyErr_SetObject(et, exc);
   Py_DECREF(exc);
   Py_XDECREF(et);

@@ -35,6 +35,22 @@ static int raise_at(PyObject* type, const gdl_where* w, const char* fmt, ...) {
   return -1;
 }
 
+/* Adds "in f() argument 2..." (w's words) as a note to the exception set:
+ * a str that UTF-8 cannot encode (a lone surrogate) raises CPython's
+ * UnicodeEncodeError, which says which character but not where. */
+static void note_at(const gdl_where* w) {
+  PyObject *t, *e, *tb;
+  PyErr_Fetch(&t, &e, &tb);
+  PyErr_NormalizeException(&t, &e, &tb);
+  PyObject* where = where_str(w);
+  PyObject* msg = where ? PyUnicode_FromFormat("in %U", where) : NULL;
+  if (e != NULL && msg != NULL) Py_XDECREF(PyObject_CallMethod(e, "add_note", "O", msg));
+  Py_XDECREF(where);
+  Py_XDECREF(msg);
+  PyErr_Clear(); /* a failed note leaves the first error */
+  PyErr_Restore(t, e, tb);
+}
+
 static const char* kind_name(char k) {
   switch (k) {
     case GDL_V_FLOAT: return "float";
@@ -132,7 +148,9 @@ int gdl_value_from(char kind, gdl_elem e, PyObject* obj, gdl_value* v, const gdl
       Py_ssize_t n;
       v->s = PyUnicode_AsUTF8AndSize(obj, &n); /* borrowed: the caller holds obj */
       v->n = n;
-      return v->s == NULL ? -1 : 0;
+      if (v->s != NULL) return 0;
+      note_at(w);
+      return -1;
     }
   }
   PyErr_SetString(PyExc_SystemError, "godlpack: unknown value kind");

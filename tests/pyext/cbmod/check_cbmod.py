@@ -343,6 +343,21 @@ def test_map_results_and_value_kinds():
         cbmod.true_keys({"x": 1})
 
 
+def test_strings_that_are_not_utf8_name_the_argument_or_the_result():
+    for f in (cbmod.bad_words, cbmod.bad_map):
+        with pytest.raises(UnicodeDecodeError) as e:
+            f()
+        assert f"in {f.__name__}() result 1: a Go string that is not UTF-8" in "".join(e.value.__notes__)
+    for call, where in ((lambda: cbmod.join(["a", "\udcff"], ""), "in join() argument 'xs' item 1"),
+                        (lambda: cbmod.words("\udcff"), "in words() argument 1"),
+                        (lambda: cbmod.words_refl("\udcff"), "in words_refl() argument 1"),
+                        (lambda: cbmod.upper({"k": "\ud800"}), "in upper() argument 1 value for key 'k'"),
+                        (lambda: cbmod.upper({"\ud800": "v"}), "in upper() argument 1 key")):
+        with pytest.raises(UnicodeEncodeError) as e:
+            call()
+        assert where in "".join(e.value.__notes__), e.value.__notes__
+
+
 def test_containers_hold_and_release_their_items():
     s = "".join(["piece"] * 3)  # one object, counted
     base = sys.getrefcount(s)

@@ -264,6 +264,10 @@ func upper(m map[string]string) map[string]string {
 	}
 	return out
 }
+
+// Go strings that are not UTF-8, in a list and as a dict key: each result refuses them.
+func badWords() []string        { return []string{"ok", "\xff"} }
+func badMap() map[string]string { return map[string]string{"k\xff": "v"} }
 func trueKeys(m map[string]bool) []string {
 	var out []string
 	for k, v := range m {
@@ -331,6 +335,8 @@ var module = pyext.NewModule("cbmod", "Python callables and containers in pyext,
 	Def("scale_refl", scale, "scale(m, k)\n--\n\nscale through reflection.", pyext.ReleaseGIL).
 	Def("upper", pyext.Func1(upper), "upper(m)\n--\n\nKeys and values upper-cased.").
 	Def("true_keys", pyext.Func1(trueKeys), "true_keys(m)\n--\n\nThe keys whose value is True.").
+	Def("bad_words", pyext.Func0(badWords), "bad_words()\n--\n\nA list with a string that is not UTF-8.").
+	Def("bad_map", pyext.Func0(badMap), "bad_map()\n--\n\nA dict with a key that is not UTF-8.").
 	Def("sum8", sum8, "sum8(m)\n--\n\nThe sum of int8 values.").
 	Def("kinds", kinds, "kinds()\n--\n\nA uint32 dict, a bool dict and an empty list.").
 	Class(counterClass)
