@@ -108,8 +108,8 @@ static int slice_arg(const gdl_fn* fn, int i, const DLTensor* t, gdl_value* v) {
   if (t->dtype.code != e.code || t->dtype.bits != e.bits || t->dtype.lanes != 1) {
     PyObject* got = gdl_dtype_name(t->dtype); /* names vector dtypes too (float32x4) */
     if (got != NULL)
-      PyErr_Format(PyExc_BufferError, "%s() argument %d: want dtype %s, got %U", fn->name, i + 1,
-                   dtype_name(e.code, e.bits), got);
+      PyErr_Format(PyExc_BufferError, "%s() argument %d: want dtype %s, got %U; pass a conforming copy, or allow a "
+                   "conversion in Go (pyext.Convert)", fn->name, i + 1, dtype_name(e.code, e.bits), got);
     Py_XDECREF(got);
     return -1;
   }
@@ -117,7 +117,8 @@ static int slice_arg(const gdl_fn* fn, int i, const DLTensor* t, gdl_value* v) {
     char strides[512], shape[512];
     put_dims(strides, sizeof strides, t->strides, t->ndim);
     put_dims(shape, sizeof shape, t->shape, t->ndim);
-    PyErr_Format(PyExc_BufferError, "%s() argument %d: not C-contiguous (strides %s for shape %s); pass a contiguous copy",
+    PyErr_Format(PyExc_BufferError, "%s() argument %d: not C-contiguous (strides %s for shape %s); pass a contiguous copy, or "
+                 "allow a conversion in Go (pyext.Convert)",
                  fn->name, i + 1, strides, shape);
     return -1;
   }
@@ -347,7 +348,7 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
     if (imm < 0) return -1;
     if (imm) {
       PyErr_Format(PyExc_BufferError,
-                   "%s(): argument %d is a %.200s, which its producer (JAX) treats as immutable, and %s may write to "
+                   "%s() argument %d is a %.200s, which its producer (JAX) treats as immutable, and %s may write to "
                    "it (its Go definition declares it written: writes(...), pyext.Writes); pass a mutable copy "
                    "(e.g. numpy.array(x))",
                    fn->name, i + 1, GDL_TP_NAME(Py_TYPE(obj)), fn->name);
@@ -394,7 +395,10 @@ static int array_arg(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   }
   if (k != GDL_OK) {
     gdl_managed_free(m, versioned);
-    PyErr_Format(PyExc_BufferError, "%s(): %s", fn->name, msg);
+    if (strncmp(msg, "argument ", 9) == 0) /* worded as CPython's "f() argument 1 must be ...", as the buffer path */
+      PyErr_Format(PyExc_BufferError, "%s() %s", fn->name, msg);
+    else /* the validator's finding */
+      PyErr_Format(PyExc_BufferError, "%s() argument %d: %s", fn->name, i + 1, msg);
     return -1;
   }
   gdl_value* v = &a->v[i];

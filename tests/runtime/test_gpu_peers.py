@@ -486,7 +486,7 @@ def test_go_extension_takes_cuda_tensors_and_typed_slices_refuse_them(torch):
     x = torch.arange(6, dtype=torch.float32, device="cuda").reshape(2, 3)
     assert vecmath.describe(x) == "float32 [2 3]"
     assert vecmath.where(x) == f"cuda:{x.device.index} {x.data_ptr():#x}"
-    with pytest.raises(BufferError, match=r"scale\(\): argument 1 is on device type 2; a typed slice takes CPU-accessible"):
+    with pytest.raises(BufferError, match=r"scale\(\) argument 1 is on device type 2; a typed slice takes CPU-accessible"):
         vecmath.scale(x, 2.0)
     assert torch.equal(x.cpu(), torch.arange(6, dtype=torch.float32).reshape(2, 3))
     # Through godlpack and back: the same memory.

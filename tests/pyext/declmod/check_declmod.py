@@ -51,7 +51,7 @@ def test_arrays_are_read_only_unless_declared_written():
     assert declmod.total(ro) == 3.0
     assert declmod.total(memoryview(array.array("d", [1.0, 2.0])).toreadonly()) == 3.0  # a read-only buffer
     assert declmod.mean_range(ro) == (1.0, 2.0)
-    with pytest.raises(BufferError, match=r"^scale\(\): argument 'x' is read-only, and scale may write to it"):
+    with pytest.raises(BufferError, match=r"^scale\(\) argument 'x' is read-only, and scale may write to it"):
         declmod.scale(ro)
     b = declmod.Bag()
     b.extend(ro)
@@ -69,7 +69,7 @@ def test_jax_arrays_are_read_not_written():
     with jax.enable_x64():
         z = jnp.array([1.0, 2.0], dtype=jnp.float64)
         assert declmod.total(z) == 3.0
-        with pytest.raises(BufferError, match=r"^scale\(\): argument 'x' is a .*immutable"):
+        with pytest.raises(BufferError, match=r"^scale\(\) argument 'x' is a .*immutable"):
             declmod.scale(z)  # written: refused
 
 
