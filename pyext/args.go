@@ -141,6 +141,9 @@ func setArgs(f *goFunc, opts []Option, self bool) error {
 			continue
 		}
 		defaulted = true
+		if def == "None" && isSliceParam(c, i) {
+			c.elem[i].opt = 1 // None, or no argument, is a nil slice (PyO3's Option<&[u8]>)
+		}
 		if err := setDefault(&c.defaults[i], byte(c.sig[i]), c.elem[i], def); err != nil {
 			return fmt.Errorf("pyext.Args: default %s=%s: %w", name, def, err)
 		}
@@ -194,14 +197,22 @@ func isIdentifier(s string) bool {
 	return true
 }
 
+// isSliceParam says whether parameter i is a typed slice ([]byte, []float64,
+// ...): not an N-d view, a godlpack.Tensor or a container.
+func isSliceParam(c *C.gdl_fn, i int) bool {
+	e := c.elem[i]
+	return byte(c.sig[i]) == C.GDL_V_ARRAY && e.bits != 0 && e.nd == 0 && e.tensor == 0
+}
+
 // setDefault converts a default's Python literal for a parameter of kind
 // and Go type elem.
 func setDefault(v *C.gdl_value, kind byte, elem C.gdl_elem, lit string) error {
 	if lit == "None" {
 		if elem.opt == 0 {
-			return fmt.Errorf("None for a parameter that takes no None (a pointer *T does)")
+			return fmt.Errorf("None for a parameter that takes no None (a pointer *T and a typed slice do)")
 		}
 		v.none = 1
+		v.data, v.n, v.ncap, v.i = nil, 0, -1, 0 // a typed slice: ncap -1 is nil (sliceOf), not empty
 		return nil
 	}
 	bits := int(elem.bits)

@@ -180,10 +180,13 @@ func TestPositionalOnlyAndKeywordOnlyParameters(t *testing.T) {
 	}
 }
 
-// None is the default of a pointer parameter only.
+// None is the default of a pointer or typed-slice parameter only.
 func TestNoneAsADefault(t *testing.T) {
 	require.NoError(t, NewModule("m", "").Def("f", func(x *float64) {}, "", Args("x=None")).err)
-	err := NewModule("m", "").Def("g", func(x float64) {}, "", Args("x=None")).err
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "default x=None: None for a parameter that takes no None (a pointer *T does)")
+	require.NoError(t, NewModule("m", "").Def("s", func(b []byte) {}, "", Args("b=None")).err)
+	for name, fn := range map[string]any{"g": func(x float64) {}, "n": func(x NDArray[float64]) {}} {
+		err := NewModule("m", "").Def(name, fn, "", Args("x=None")).err
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "default x=None: None for a parameter that takes no None (a pointer *T and a typed slice do)")
+	}
 }

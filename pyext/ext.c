@@ -46,6 +46,8 @@ typedef struct {
   gdl_stack_view views[NP_TENSORS]; /* arguments with requirements taken as they are (gdl_req_view) */
   int nbufs;
   Py_buffer bufs[NP_TENSORS]; /* exact bytearrays (bytes_arg), held against resizing */
+  int ncopies;
+  void* copies[GDL_MAX_PARAMS]; /* read arguments copied away from a written one (separate_overlaps) */
 } call_args;
 
 /* Lets go of the first n arguments' arrays; a pending exception survives
@@ -82,6 +84,7 @@ static inline __attribute__((always_inline)) void free_arrays(call_args* a, int 
       }
     }
   }
+  for (int k = 0; k < a->ncopies; k++) free(a->copies[k]);
 }
 
 static const char* dtype_name(uint8_t code, uint8_t bits) {
@@ -446,9 +449,14 @@ static void not_an_array(const gdl_fn* fn, int i, PyObject* obj) {
 
 static int convert(const gdl_fn* fn, int i, PyObject* obj, call_args* a) {
   gdl_value* v = &a->v[i];
-  if (fn->elem[i].opt) { /* a *T: None is nil (pointers.go) */
+  if (fn->elem[i].opt) { /* a *T, or a typed slice defaulting to None: None is nil (pointers.go, args.go) */
     v->none = obj == Py_None;
-    if (v->none) return 0;
+    if (v->none) {
+      v->data = NULL; /* a typed slice: ncap -1 is nil, not empty (params.go's sliceOf) */
+      v->n = v->i = 0;
+      v->ncap = -1;
+      return 0;
+    }
   }
   switch (fn->sig[i]) { /* exact floats and ints in range inline; the rest, and refusals, in ext_pyobj.c */
     case GDL_V_FLOAT:
@@ -840,7 +848,57 @@ PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h) {
   a.ntensors = 0;
   a.nviews = 0;
   a.nbufs = 0;
+  a.ncopies = 0;
   return go_call(fn, &a);
+}
+
+/* Argument i's position as Python counts it, or its name: 'x' or 2. */
+static void arg_word(const gdl_fn* fn, int i, char* buf, size_t n) {
+  if (fn->named) snprintf(buf, n, "'%s'", fn->names[i]);
+  else snprintf(buf, n, "%d", fn->self ? i : i + 1);
+}
+
+/* Whether argument i is memory C knows the bytes of: a typed slice, an N-d
+ * view or a bytes-like object ([data, data + i)); a godlpack.Tensor
+ * argument's are not looked at. */
+static int spans(const gdl_fn* fn, const call_args* a, int i) {
+  return fn->sig[i] == GDL_V_ARRAY && !fn->elem[i].tensor && a->v[i].data != NULL && a->v[i].i > 0;
+}
+
+/* Arguments whose memory overlaps one the function writes: a read one is
+ * copied first, so that the function reads the values it was passed, as if
+ * the caller had passed a copy (NumPy's ufuncs do the same); two written
+ * ones are a BufferError naming both (which write would win is unknowable).
+ * Go may assume its slices do not alias (a codec's src and dst). */
+static __attribute__((noinline)) int separate_overlaps(const gdl_fn* fn, call_args* a) {
+  for (int w = 0; w < fn->nparams; w++) {
+    if (!(fn->writes >> w & 1) || !spans(fn, a, w)) continue;
+    uintptr_t wlo = (uintptr_t)a->v[w].data, whi = wlo + (uintptr_t)a->v[w].i;
+    for (int j = 0; j < fn->nparams; j++) {
+      if (j == w || !spans(fn, a, j)) continue;
+      uintptr_t lo = (uintptr_t)a->v[j].data, hi = lo + (uintptr_t)a->v[j].i;
+      if (lo >= whi || wlo >= hi) continue;
+      if (fn->writes >> j & 1) {
+        char x[128], y[128];
+        arg_word(fn, w < j ? w : j, x, sizeof x);
+        arg_word(fn, w < j ? j : w, y, sizeof y);
+        PyErr_Format(PyExc_BufferError, "%s() argument %s and argument %s share memory, and %s writes both; pass "
+                     "arrays that do not overlap", fn->name, x, y, fn->name);
+        return -1;
+      }
+      void* copy = malloc((size_t)a->v[j].i);
+      if (copy == NULL) {
+        PyErr_NoMemory();
+        return -1;
+      }
+      memcpy(copy, a->v[j].data, (size_t)a->v[j].i);
+      if (a->how[j] == ARG_REQ && a->v[j].st != NULL && ((gdl_view*)a->v[j].st)->buf == a->v[j].data)
+        ((gdl_view*)a->v[j].st)->buf = copy; /* an N-d view reads through buf */
+      a->v[j].data = copy;
+      a->copies[a->ncopies++] = copy;
+    }
+  }
+  return 0;
 }
 
 /* Calls fn: self is the receiver of a method (NULL for a function), args
@@ -879,6 +937,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
   a.ntensors = 0;
   a.nviews = 0;
   a.nbufs = 0;
+  a.ncopies = 0;
   if (off && gdl_obj_arg_fast(fn, 0, self, &a.v[0]) < 0) {
     if (gdl_is_obj(fn->cls[0], self)) return NULL; /* of the class, but holding no Go value */
     PyErr_Clear();
@@ -901,6 +960,10 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
       }
       return NULL;
     }
+  }
+  if (fn->writes && a.arrays && separate_overlaps(fn, &a) < 0) {
+    free_arrays(&a, fn->nparams);
+    return NULL;
   }
   return go_call(fn, &a);
 }

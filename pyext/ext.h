@@ -52,7 +52,7 @@ typedef struct {
    * every conversion (arena.go takes shapes without atomics); 0 on a
    * free-threaded build, without the GIL (ReleaseGIL) and by default. */
   int serial;
-  /* data, n and ncap (n again) of a typed slice: the slice's own header,
+  /* data, n and ncap (n again; ncap -1 with n 0: nil, None for a slice defaulting to None) of a typed slice: the slice's own header,
    * which Go passes to the function as it is (typed.go, restOf). */
   void* data;
   int64_t n;

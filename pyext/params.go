@@ -186,6 +186,9 @@ func typedSlice[E godlpack.Element](t reflect.Type) param {
 // new type per length.
 func sliceOf[E godlpack.Element](v *C.gdl_value) []E {
 	if v.n == 0 {
+		if v.ncap < 0 { // None for a parameter defaulting to None (isSliceParam)
+			return nil
+		}
 		return []E{}
 	}
 	return unsafe.Slice((*E)(v.data), int(v.n))

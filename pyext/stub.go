@@ -182,7 +182,11 @@ func stubParams(f *goFunc) string {
 			if i == f.kwonly {
 				params = append(params, "*")
 			}
-			p := fmt.Sprintf("%s: %s", f.names[i], paramType(f, i))
+			typ := paramType(f, i)
+			if f.defaults[i] == "None" && !strings.Contains(typ, "None") { // a typed slice's nil
+				typ += " | None"
+			}
+			p := fmt.Sprintf("%s: %s", f.names[i], typ)
 			if f.defaults[i] != "" {
 				p += " = " + f.defaults[i]
 			}

@@ -136,7 +136,9 @@ func (ac *argConv[A]) into(v *C.gdl_value, name string, i int, dst *A) (err erro
 		// A slice's header does not depend on its element type: ([]byte
 		// of n) has the header of ([]E of n), which C checked the memory
 		// holds (sliceOf).
-		if v.n == 0 {
+		if v.n == 0 && v.ncap < 0 { // None for a parameter defaulting to None (isSliceParam)
+			*(*[]byte)(p) = nil
+		} else if v.n == 0 {
 			*(*[]byte)(p) = []byte{}
 		} else {
 			*(*[]byte)(p) = unsafe.Slice((*byte)(v.data), int(v.n))

@@ -44,7 +44,8 @@ def test_clip_takes_keywords_and_defaults():
     (lambda x: vecmath.clip(x, 0.0, 1.0, 2.0), TypeError, "clip() takes at most 3 arguments (4 given)"),
     (lambda x: vecmath.clip(x, lo="a"), TypeError, "clip() argument 'lo' must be float, not str"),
     (lambda x: vecmath.clip(x, 0.0, "b"), TypeError, "clip() argument 'hi' must be float, not str"),
-    (lambda x: vecmath.clip(np.zeros(2, np.float32)), BufferError, "clip() argument 'x': want dtype float64, got float32"),
+    (lambda x: vecmath.clip(np.zeros(2, np.float32)), BufferError, "clip() argument 'x': want dtype float64, got float32; "
+     "pass a conforming copy, or allow a conversion in Go (pyext.Convert)"),
     (lambda x: vecmath.clip(x, lo=2.0, hi=1.0), ValueError, "clip: lo > hi"),
     (lambda x: vecmath.echo(x=x), TypeError, "echo() takes no keyword arguments"),  # no Args: positional only
 ])

@@ -154,11 +154,12 @@ def test_the_stub_passes_mypy_strict(tmp_path):
     assert "def scale(x: SupportsDLPack | Buffer, /, a: float = 2.0, *, twice: bool = False) -> None:" in text
     assert "def mean_range(x: SupportsDLPack | Buffer) -> tuple[float, float]:" in text
     assert "def at_least(x: float, lo: float | None = None) -> float:" in text
+    assert "def keyed(data: SupportsDLPack | Buffer, key: SupportsDLPack | Buffer | None = None) -> int:" in text
     (tmp_path / "use.py").write_text(
         "import numpy as np\nimport declmod\n"
         "m, r = declmod.mean_range(np.ones(2))\nf: float = m + r\n"
         "b = declmod.Bag('a', size=1)\nn: int = b.extend(np.ones(1))\n"
-        "declmod.scale(np.ones(2), 2.0, twice=True)\n")
+        "declmod.scale(np.ones(2), 2.0, twice=True)\nk: int = declmod.keyed(b'ab', None) + declmod.keyed(b'a')\n")
     (tmp_path / "bad.py").write_text("import numpy as np\nimport declmod\ndeclmod.scale(np.ones(2), twice=1.5)\n")
     env = dict(os.environ, MYPYPATH=os.path.dirname(stub))
     good = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "use.py"], cwd=tmp_path,
@@ -167,3 +168,59 @@ def test_the_stub_passes_mypy_strict(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "bad.py"], cwd=tmp_path,
                          env=env, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 1 and 'Argument "twice" to "scale" has incompatible type "float"' in bad.stdout, bad.stdout
+
+
+def test_a_read_argument_sharing_memory_with_a_written_one_is_read_as_passed():
+    """Go may assume its slices do not alias: a read argument that overlaps a
+    written one is copied first (NumPy's ufuncs do the same), so the result
+    is what distinct arrays give."""
+    b = bytearray(b"abcdef")
+    assert declmod.reverse_into(b, b) == 6 and b == bytearray(b"fedcba")
+    b = bytearray(b"abcdefgh")
+    mv = memoryview(b)
+    assert declmod.reverse_into(mv[:4], mv[2:6]) == 4 and b == bytearray(b"abdcbagh")
+    x = np.arange(8, dtype=np.uint8)
+    assert declmod.reverse_into(x[2:], x[:6]) == 6 and x.tolist() == [7, 6, 5, 4, 3, 2, 6, 7]
+    apart = bytearray(b"xyz")
+    declmod.reverse_into(b"abc", apart)  # no overlap: as before
+    assert apart == bytearray(b"cba")
+    x = np.arange(4.0)
+    declmod.fan(x, x, np.zeros(4))  # src is a's memory: read as passed
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_two_written_arguments_that_share_memory_are_a_buffer_error():
+    x = np.arange(6.0)
+    with pytest.raises(BufferError, match=r"^fan\(\) argument 'a' and argument 'b' share memory, and fan writes both"):
+        declmod.fan(np.zeros(3), x[:4], x[3:])
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]  # nothing written
+    declmod.fan(np.ones(3), x[:3], x[3:])  # adjacent, not overlapping
+    assert x.tolist() == [1.0] * 6
+
+
+def test_the_copies_of_overlapping_arguments_are_freed():
+    def rss_kib():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4
+
+    b = bytearray(1 << 20)
+    for _ in range(200):
+        declmod.reverse_into(b, b)
+    before = rss_kib()
+    for _ in range(2000):  # 1 MiB copied a call: 2 GiB if the copies leaked
+        declmod.reverse_into(b, b)
+    assert rss_kib() - before < 65536
+
+
+def test_a_slice_parameter_defaulting_to_none_takes_none_as_nil():
+    """PyO3's Option<&[u8]>: `key=None` in the directive; None, or no
+    argument, is a nil slice; anything else is taken as any slice is."""
+    assert declmod.keyed(b"abc") == -1
+    assert declmod.keyed(b"abc", None) == -1
+    assert declmod.keyed(b"abc", key=None) == -1
+    assert declmod.keyed(b"abc", b"xy") == 5
+    assert declmod.keyed(b"abc", key=np.zeros(4, np.uint8)) == 7
+    with pytest.raises(TypeError, match=r"^keyed\(\) argument 'data' must be an array or a bytes-like object, not NoneType"):
+        declmod.keyed(None)  # data has no None default
+    with pytest.raises(TypeError, match=r"^keyed\(\) argument 'key' must be an array or a bytes-like object, not str"):
+        declmod.keyed(b"", "xy")

@@ -176,3 +176,34 @@ func AtLeast(x float64, lo *float64) float64 {
 	}
 	return x
 }
+
+// Writes src reversed into dst; the bytes it wrote. It reads src after it
+// has written dst's first bytes: were they the same memory, it would read
+// its own output.
+//
+//pyext:function (src, dst) writes(dst)
+func ReverseInto(src, dst []byte) int {
+	n := min(len(src), len(dst))
+	for i := range n {
+		dst[i] = src[n-1-i]
+	}
+	return n
+}
+
+// Copies src into a and into b.
+//
+//pyext:function (src, a, b) writes(a, b)
+func Fan(src, a, b []float64) {
+	copy(a, src)
+	copy(b, src)
+}
+
+// The length of data, plus key's when a key is given; -1 for no key.
+//
+//pyext:function (data, key=None)
+func Keyed(data, key []byte) int {
+	if key == nil {
+		return -1
+	}
+	return len(data) + len(key)
+}

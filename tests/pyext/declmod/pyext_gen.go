@@ -19,6 +19,9 @@ var pyextModule = pyext.NewModule("declmod", "Functions and a class declared onc
 	Def("check", pyext.Func1(Check), "Upper-cases s; only errors.", pyext.Args("s")).
 	Def("eight", pyext.Func8(Eight), "Eight parameters, the most the compiled path takes.", pyext.Args("a", "b", "c", "d", "e", "f", "g", "h")).
 	Def("at_least", pyext.Func2(AtLeast), "x, or lo where x is below it; no bound when lo is None, its default.", pyext.Args("x", "lo=None")).
+	Def("reverse_into", pyext.Func2(ReverseInto), "Writes src reversed into dst; the bytes it wrote. It reads src after it\nhas written dst's first bytes: were they the same memory, it would read\nits own output.", pyext.Args("src", "dst"), pyext.Writes("dst")).
+	Def("fan", pyext.Proc3(Fan), "Copies src into a and into b.", pyext.Args("src", "a", "b"), pyext.Writes("a", "b")).
+	Def("keyed", pyext.Func2(Keyed), "The length of data, plus key's when a key is given; -1 for no key.", pyext.Args("data", "key=None")).
 	Class(pyextClassBag)
 
 // pyextClassBag is the class Bag.
