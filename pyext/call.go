@@ -84,6 +84,7 @@ func (f *goFunc) callReflect(c *C.gdl_call, ins []C.gdl_value) C.int {
 }
 
 func (f *goFunc) fail(err error, c *C.gdl_call) C.int {
+	nameAny(err, f.name, c.out) // a result with no Python value: which (anyconv.go)
 	errBuf, errLen := c.err, c.errlen
 	if c.exc = pyExcRef(err); c.exc != 0 { // a Python callable's exception (callback.go)
 		return C.GDL_ERR_PYEXC

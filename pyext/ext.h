@@ -33,6 +33,27 @@
 #define GDL_V_DURATION 'D'  /* time.Duration: i nanoseconds */
 #define GDL_V_PATH 'p'      /* pyext.Path: s, n the path's bytes (results: malloc'd) */
 #define GDL_V_BYTEARRAY 'Y' /* results (pyext.ByteArray): as GDL_V_BYTES, a bytearray */
+/* ext_any.c's kind (anyconv.go): any, []any, map[string]any (results also
+ * map[any]any) as a tree of Python values: s one block of n gdl_nodes in
+ * prefix order, then the bytes their strings point into (arguments: C frees
+ * it after the call; results: malloc'd by Go, freed by C). */
+#define GDL_V_ANY 'A'
+#define GDL_ANY_DEPTH 512 /* the most containers nested in one value (deeper: ValueError) */
+
+/* One value of a GDL_V_ANY tree: kind a GDL_V_* letter (GDL_V_NONE for
+ * None); BOOL, INT: i; UINT (results): i's bits; FLOAT: f; COMPLEX: f the
+ * real part, n the imaginary part's bits; STR, BYTES, BIGINT (hex text,
+ * then a NUL): i the offset of its bytes after the last node, n their count;
+ * LIST: i items follow (each a subtree); DICT: i pairs follow (key, then
+ * value), n 1 when every key is a str. */
+#define GDL_V_NONE 'N'
+typedef struct {
+  int64_t i;
+  int64_t n;
+  double f;
+  int32_t kind;
+  int32_t pad;
+} gdl_node;
 
 #define GDL_MAX_CLASSES 256 /* Go classes in a process, all modules together */
 

@@ -4,6 +4,8 @@
  * datetime C API) and paths (os.fspath, the file system encoding). */
 #include "ext_conv.h"
 
+#include "ext_any.h"
+
 #ifndef Py_LIMITED_API
 #include <datetime.h>
 #endif
@@ -259,6 +261,7 @@ int gdl_conv_arg(char kind, gdl_elem e, PyObject* obj, gdl_value* v, PyObject** 
     case GDL_V_TIME: return time_arg(obj, v, fn, pos);
     case GDL_V_DURATION: return duration_arg(obj, v, fn, pos);
     case GDL_V_PATH: return path_arg(obj, v, held, fn, pos);
+    case GDL_V_ANY: return gdl_any_arg(e, obj, v, held, fn, pos);
   }
   PyErr_SetString(PyExc_SystemError, "godlpack: unknown parameter kind");
   return -1;
@@ -304,6 +307,7 @@ PyObject* gdl_conv_result(char kind, gdl_value* v) {
       r = PyLong_FromString(v->s, NULL, 16);
       break;
     case GDL_V_TIME: return time_result(v);
+    case GDL_V_ANY: return gdl_any_result(v);
     case GDL_V_DURATION: return duration_result(v);
     case GDL_V_PATH:
       r = PyUnicode_DecodeFSDefaultAndSize(v->s, (Py_ssize_t)v->n);
@@ -322,6 +326,7 @@ PyObject* gdl_conv_result(char kind, gdl_value* v) {
 }
 
 void gdl_conv_drop(char kind, gdl_value* v) {
+  if (kind == GDL_V_ANY) gdl_any_drop(v);
   if (kind == GDL_V_BYTEARRAY) {
     Py_XDECREF((PyObject*)v->p);
     v->p = NULL;

@@ -20,6 +20,9 @@ import (
 )
 
 func paramFor(t reflect.Type) (byte, param, error) {
+	if isAnyParam(t) { // any, []any, map[string]any: a Python value tree (anyconv.go)
+		return C.GDL_V_ANY, anyParam(t), nil
+	}
 	if kind, p, ok, err := valueParam(t); ok { // complex, *big.Int, time, Path, *T (values.go)
 		return kind, p, err
 	}
@@ -139,6 +142,9 @@ func sliceParam(t reflect.Type) (param, bool) {
 // typed slice's element dtype, a numeric scalar's Go type (for its range
 // check), zero for anything else.
 func elemOf(t reflect.Type) C.gdl_elem {
+	if isAnyParam(t) { // anyconv.go
+		return anyElem(t)
+	}
 	if e, ok := valueElem(t); ok { // values.go
 		return e
 	}

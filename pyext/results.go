@@ -21,6 +21,9 @@ import (
 )
 
 func resultFor(t reflect.Type) (result, error) {
+	if isAnyResult(t) { // any, []any, map[string]any, map[any]any (anyconv.go)
+		return anyResult(), nil
+	}
 	if r, ok, err := valueResult(t); ok { // complex, *big.Int, time, Path, ByteArray, *T (values.go)
 		return r, err
 	}

@@ -16,6 +16,9 @@ import (
 // buffers, ext_arrays.c), a returned []byte bytes, returned arrays Tensor, objects of a Go class its
 // name.
 func StubType(t reflect.Type, param bool) string {
+	if s, ok := anyStub(t, param); ok { // any, []any, map[string]any, map[any]any (anyconv.go)
+		return s
+	}
 	if s, ok := valueStub(t, param); ok { // complex, *big.Int, time, Path, ByteArray, *T (values.go)
 		return s
 	}

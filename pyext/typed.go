@@ -183,6 +183,10 @@ func argOf[A any]() (argConv[A], error) {
 		ac.fast = fastObj
 		return ac, nil
 	}
+	if isAnyParam(t) { // a Python value tree (anyconv.go), no reflection
+		ac.conv = func(v *C.gdl_value, _ string, _ int) (A, error) { return anyArg[A](v), nil }
+		return ac, nil
+	}
 	if at := arrayTypeOf(t); at != nil { // no reflection: View's T, boxed
 		ac.arr = at
 		ac.conv = func(v *C.gdl_value, name string, i int) (A, error) {
@@ -244,6 +248,9 @@ func resOf[R any]() (resConv[R], error) {
 	r, err := resultFor(t)
 	if err != nil {
 		return resConv[R]{}, err
+	}
+	if isAnyResult(t) { // a Python value tree (anyconv.go)
+		return resConv[R]{kind: r.kind, put: func(x R, v *C.gdl_value, _ []C.gdl_value) error { return putAny(any(x), v) }}, nil
 	}
 	var z R
 	var v C.gdl_value

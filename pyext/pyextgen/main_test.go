@@ -246,3 +246,13 @@ func TestAReaderBesideTheWriterSeesAWholeFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "no temporary file is left")
 }
+
+// Go's any, []any and map[string]any (pyext's anyconv.go) take the compiled
+// path as every other type does: spelled any or interface{}.
+func TestAnyParametersAndResultsTakeTheCompiledPath(t *testing.T) {
+	out, err := gen(t, "codec", "package main\n\n//pyext:function\nfunc Pack(obj any, opts map[string]any) ([]byte, error) { return nil, nil }\n\n"+
+		"//pyext:function\nfunc Unpack(b []byte, keys []interface{}) (map[any]any, interface{}, error) { return nil, nil, nil }\n")
+	require.NoError(t, err)
+	assert.Contains(t, out, `Def("pack", pyext.FuncE2(Pack), "", pyext.Args("obj", "opts"))`)
+	assert.Contains(t, out, `Def("unpack", pyext.FuncE2R2(Unpack), "", pyext.Args("b", "keys"))`)
+}

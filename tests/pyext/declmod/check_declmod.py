@@ -224,3 +224,17 @@ def test_a_slice_parameter_defaulting_to_none_takes_none_as_nil():
         declmod.keyed(None)  # data has no None default
     with pytest.raises(TypeError, match=r"^keyed\(\) argument 'key' must be an array or a bytes-like object, not str"):
         declmod.keyed(b"", "xy")
+
+
+def test_an_any_parameter_and_result_on_the_compiled_path():
+    """//pyext:function with any and map[string]any (pyext's anyconv.go):
+    a value tree in and out, None its default, refusals naming the argument."""
+    assert declmod.roundtrip({"a": [1, 2**70, b"x"]}, opts={"k": None}) == [{"a": [1, 2**70, b"x"]}, {"k": None}]
+    assert declmod.roundtrip(opts={}) == [None, {}]
+    with pytest.raises(TypeError, match=r"^roundtrip\(\) argument 'obj' item 1: unsupported type frozenset$"):
+        declmod.roundtrip([0, frozenset()], opts={})
+    with pytest.raises(TypeError, match=r"^roundtrip\(\) argument 'opts' must be dict, not list$"):
+        declmod.roundtrip(1, opts=[])
+    with pytest.raises(ValueError, match="^roundtrip: asked to fail$"):
+        declmod.roundtrip(1, opts={"fail": True})
+    assert str(inspect.signature(declmod.roundtrip)) == "(obj=None, *, opts)"

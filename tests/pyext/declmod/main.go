@@ -167,6 +167,17 @@ func (b *Bag) Closed() bool { return b.closed }
 //pyext:staticmethod Bag.zeros
 func Zeros(n int) *Bag { return &Bag{xs: make([]float64, n)} }
 
+// obj and opts back in a list, through Go's any and map[string]any: a
+// Python value tree on the compiled path.
+//
+//pyext:function (obj=None, *, opts)
+func Roundtrip(obj any, opts map[string]any) (any, error) {
+	if opts["fail"] == true {
+		return nil, &pyext.ValueError{Msg: "roundtrip: asked to fail"}
+	}
+	return []any{obj, opts}, nil
+}
+
 // x, or lo where x is below it; no bound when lo is None, its default.
 //
 //pyext:function (x, lo=None)

@@ -18,6 +18,7 @@ var pyextModule = pyext.NewModule("declmod", "Functions and a class declared onc
 	Def("dtype_of", pyext.Func1(DTypeOf), "The dtype of a 2-d float32 tensor.", pyext.Args("t"), pyext.Require("t", pyext.Ndim(2), pyext.DTypeIs(godlpack.Float32))).
 	Def("check", pyext.Func1(Check), "Upper-cases s; only errors.", pyext.Args("s")).
 	Def("eight", pyext.Func8(Eight), "Eight parameters, the most the compiled path takes.", pyext.Args("a", "b", "c", "d", "e", "f", "g", "h")).
+	Def("roundtrip", pyext.FuncE2(Roundtrip), "obj and opts back in a list, through Go's any and map[string]any: a\nPython value tree on the compiled path.", pyext.Args("obj=None", "*", "opts")).
 	Def("at_least", pyext.Func2(AtLeast), "x, or lo where x is below it; no bound when lo is None, its default.", pyext.Args("x", "lo=None")).
 	Def("reverse_into", pyext.Func2(ReverseInto), "Writes src reversed into dst; the bytes it wrote. It reads src after it\nhas written dst's first bytes: were they the same memory, it would read\nits own output.", pyext.Args("src", "dst"), pyext.Writes("dst")).
 	Def("fan", pyext.Proc3(Fan), "Copies src into a and into b.", pyext.Args("src", "a", "b"), pyext.Writes("a", "b")).

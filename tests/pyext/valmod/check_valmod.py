@@ -3,6 +3,7 @@ a []byte result is bytes, on the typed and reflection paths, with and without
 the GIL. Collected by tests/pyext/test_values.py's run, with valmod on PYTHONPATH."""
 import array
 import itertools
+import math
 import os
 
 import numpy as np
@@ -237,3 +238,192 @@ def test_a_leaked_bytearray_export_would_refuse_resizing():
         f(ba)
         ba.append(0)  # BufferError if the call kept an export
         del ba[-1]
+
+
+# Python value trees (pyext's anyconv.go, ext_any.c): Go's any, []any and
+# map[string]any parameters, and results of those and map[any]any.
+
+ECHO_ANY = [valmod.echo_any, valmod.echo_any_refl, valmod.echo_any_nogil]
+
+
+@pytest.mark.parametrize("f", [valmod.go_types, valmod.go_types_refl])
+def test_an_any_argument_is_plain_go_values(f):
+    """Every Python type an any parameter takes, as the Go type Go gets."""
+    assert f(None) == "nil"
+    assert f(True) == "bool" and f(False) == "bool"
+    assert f(7) == "int64" and f(-(2**63)) == "int64" and f(2**63 - 1) == "int64"
+    assert f(2**63) == "*big.Int(9223372036854775808)" and f(-(2**100)) == f"*big.Int({-(2**100)})"
+    assert f(1.5) == "float64" and f(float("nan")) == "float64"
+    assert f(1 + 2j) == "complex128"
+    assert f("hé") == "string" and f("") == "string"
+    assert f(b"a\0b") == '[]byte("a\\x00b")' and f(bytearray(b"x")) == '[]byte("x")' and f(b"") == '[]byte("")'
+    assert f([1, "a"]) == "[]any{int64,string}" and f((1.0, None)) == "[]any{float64,nil}" and f([]) == "[]any{}"
+    assert f({"a": 1, "b": [True]}) == "map[string]any{a:int64,b:[]any{bool}}" and f({}) == "map[string]any{}"
+    assert f({1: "x", None: 2, 2.5: 3, False: 4, b"k": 5, "s": 6}) == (  # a bytes key is a string
+        "map[any]any{bool=false:int64,float64=2.5:int64,int64=1:string,nil=<nil>:int64,string=k:int64,string=s:int64}")
+
+
+@pytest.mark.parametrize("f", ECHO_ANY)
+def test_a_tree_goes_to_go_and_back_equal(f):
+    """A nested structure of every kind comes back equal: tuples as lists,
+    bytearrays as bytes, every dict a dict."""
+    tree = {"none": None, "t": True, "i": -3, "big": 10**40, "nbig": -(2**64), "f": 0.25, "c": 1j, "s": "naïve ☃",
+            "b": b"\x00\xff", "l": [1, [2, [3, {"deep": (4, 5)}]]], "d": {1: {None: [b"x", {}]}}, "e": [], "ed": {}}
+    back = f(tree)
+    assert back == {**tree, "l": [1, [2, [3, {"deep": [4, 5]}]]]}
+    assert type(back["big"]) is int and type(back["b"]) is bytes and type(back["l"][1]) is list
+    assert f(bytearray(b"ab")) == b"ab" and type(f(bytearray(b"ab"))) is bytes
+    assert f((1, (2,))) == [1, [2]]
+    assert f(None) is None and f(True) is True and f(False) is False
+    assert math.isnan(f(float("nan"))) and f(float("-inf")) == float("-inf")
+
+
+def test_an_argument_is_copied_for_go_a_mutated_one_is_seen_as_it_was():
+    """Go gets copies: changing the objects after the call changes nothing Go returned."""
+    b = bytearray(b"abc")
+    tree = [b, {"k": b}]
+    back = valmod.echo_any(tree)
+    b[0] = ord("z")
+    assert back == [b"abc", {"k": b"abc"}]
+
+
+def test_list_and_dict_parameters():
+    for _ in range(100):  # C marks None only for any: a []any argument after a None one is still a list
+        assert valmod.echo_any(None) is None and valmod.echo_list([1]) == [1] and valmod.echo_dict({}) == {}
+    for f in (valmod.echo_list, valmod.echo_list_refl):
+        assert f([1, "a", None]) == [1, "a", None] and f((1, 2)) == [1, 2] and f([]) == []
+        with pytest.raises(TypeError, match=r"argument (1|'xs') must be list or tuple, not dict"):
+            f({})
+    for f in (valmod.echo_dict, valmod.echo_dict_refl):
+        assert f({"a": [1, {2: 3}]}) == {"a": [1, {2: 3}]} and f({}) == {}
+        with pytest.raises(TypeError, match=r"argument (1|'m') must be dict, not list"):
+            f([1])
+        with pytest.raises(TypeError, match=r"argument (1|'m') key 1: a key of type int, where the parameter "
+                                            r"\(map\[string\]any\) takes str keys"):
+            f({"a": 1, 1: 2})
+
+
+def test_none_is_nil_and_a_default():
+    assert valmod.echo_any_default() is None and valmod.echo_any_default([1]) == [1]
+    assert valmod.echo_any(obj={"k": 1}) == {"k": 1}
+
+
+@pytest.mark.parametrize("f", [valmod.go_value, valmod.go_value_refl])
+def test_an_any_result_is_python_values(f):
+    """Every Go type an any result takes: every int and uint kind an int,
+    float32/64 a float, named strings and []byte str and bytes, *big.Int an
+    int (nil: None), any slice or array a list, any map of scalar keys a
+    dict (sorted), complex a complex."""
+    assert f("nil") is None
+    assert f("ints") == [-8, -16, -32, -(2**63), -1, 255, 65535, 2**31, 2**64 - 1, 7, 9]
+    assert f("floats") == [1.5, float("-inf"), 0.1] and all(type(x) is float for x in f("floats"))
+    assert f("complex") == [1 + 2j, 3 - 4j]
+    assert f("strings") == ["héllo", "named", ""]
+    assert f("bytes") == [b"a\0b", b"raw", b""] and all(type(x) is bytes for x in f("bytes"))
+    assert f("big") == [-123456789012345678901234567890, 5, None]
+    assert f("slices") == [[1, 2], ["x", "y"], [0.5], [b"\x01"]]
+    maps = f("maps")
+    assert maps == {"ints": {1: "a", 2: "b"}, "mixed": {None: 0, True: 1, -1: 4, 2.5: 2, "s": 3}}
+    assert list(maps["mixed"]) == [None, True, -1, 2.5, "s"]  # by kind, then value
+    assert f("nested") == {"a": [1, {"b": [None, True, "c"]}]}
+
+
+def test_other_result_types_and_tuples():
+    assert valmod.any_keys() == {None: [], False: 0.5, 2: "two", "s": 1}
+    assert valmod.list_of(3) == [[[]]]
+    for f in (valmod.pair_any, valmod.pair_any_refl):
+        assert f([1, {"a": None}]) == ([1, {"a": None}], len("[]any{int64,map[string]any{a:nil}}"))
+
+
+@pytest.mark.parametrize("f", [valmod.go_value, valmod.go_value_refl])
+def test_a_result_with_no_python_value_is_refused_naming_the_result_and_path(f):
+    n = f.__name__
+    cases = {
+        "struct": (TypeError, "result 1: unsupported type struct { X int }"),
+        "func": (TypeError, "result 1: unsupported type func()"),
+        "chan": (TypeError, "result 1: unsupported type chan int"),
+        "pointer": (TypeError, "result 1 item 0: unsupported type *int"),
+        "deep": (TypeError, 'result 1 key "a" item 2 key "x": unsupported type struct {}'),
+        "badvalue": (TypeError, "result 1 key 3 item 2: unsupported type func()"),
+        "badutf8": (ValueError, 'result 1 item 1 key "k": a Go string that is not UTF-8 (return []byte for bytes)'),
+        "badkey": (TypeError, 'result 1 key "m" key [1 2]: a key of type [2]int has no Python value that a dict takes'),
+        "dupkeys": (ValueError, "result 1 key 1: the same Python dict key as another key of the map"),
+        "dupbool": (ValueError, "result 1 key 1: the same Python dict key as another key of the map"),
+        "self": (ValueError, "result 1: nested deeper than 512 slices and maps (does one contain itself?)"),
+    }
+    for which, (exc, msg) in cases.items():
+        with pytest.raises(exc) as e:
+            f(which)
+        assert str(e.value) == f"{n}() {msg}", which
+    with pytest.raises(KeyError):
+        f("no such value")  # (any, error): the error raised
+
+
+def test_a_result_nested_at_the_limit_is_made_one_deeper_is_refused():
+    x = valmod.list_of(512)
+    for _ in range(511):
+        x = x[0]
+    assert x == []
+    with pytest.raises(ValueError, match=r"^list_of\(\) result 1: nested deeper than 512 slices and maps"):
+        valmod.list_of(513)
+
+
+def nested(depth):
+    x = []
+    for _ in range(depth - 1):
+        x = [x]
+    return x
+
+
+@pytest.mark.parametrize("f", ECHO_ANY)
+def test_an_argument_nested_at_the_limit_is_taken_one_deeper_and_a_cycle_refused(f):
+    assert f(nested(512)) == nested(512)
+    name = "argument 1" if f is valmod.echo_any_refl else "argument 'obj'"
+    msg = f"{f.__name__}() {name}: nested deeper than 512 lists and dicts (does a container contain itself?)"
+    for bad in (nested(513), [{"a": nested(512)}]):
+        with pytest.raises(ValueError) as e:
+            f(bad)
+        assert str(e.value) == msg
+    cycle = []
+    cycle.append(cycle)
+    d = {}
+    d["d"] = d
+    for bad in (cycle, d, [1, cycle]):
+        with pytest.raises(ValueError) as e:
+            f(bad)
+        assert str(e.value) == msg
+
+
+@pytest.mark.parametrize("f", ECHO_ANY)
+def test_an_argument_with_no_go_value_is_refused_naming_the_argument_and_path(f):
+    """Refused: what has no plain Go value (a set, an object, a NumPy array
+    or scalar), a key that cannot be a Go map key, and keys Go would take
+    as one."""
+    name = "argument 1" if f is valmod.echo_any_refl else "argument 'obj'"
+    cases = [
+        ({1, 2}, TypeError, ": unsupported type set"),
+        ([0, 1, 2, {"x": {3}}], TypeError, " item 3 key 'x': unsupported type set"),
+        ({"a": [object()]}, TypeError, " key 'a' item 0: unsupported type object"),
+        (np.zeros(2), TypeError, ": unsupported type numpy.ndarray"),
+        ([np.int64(1)], TypeError, " item 0: unsupported type numpy.int64"),
+        ({(1, 2): 3}, TypeError, " key (1, 2): a key of type tuple cannot be a Go map key "
+                                 "(None, bool, int, float, str or bytes can)"),
+        ({2**70: 1}, TypeError, f" key {2**70}: an int key beyond int64 cannot be a Go map key"),
+        ({"a": 1, b"a": 2}, ValueError, " key b'a': the same Go map key (a string) as the key 'a'"),
+        (["\ud800"], ValueError, " item 0: a str that is not valid Unicode (a lone surrogate) has no UTF-8 for Go"),
+    ]
+    for obj, exc, tail in cases:
+        with pytest.raises(exc) as e:
+            f(obj)
+        assert str(e.value) == f"{f.__name__}() {name}{tail}", obj
+    assert f({b"k": 1, 2: 3}) == {"k": 1, 2: 3}  # a bytes key is a Go string: it comes back a str
+
+
+@pytest.mark.skipif(bool(os.environ.get("GODLPACK_SANITIZER")), reason="RSS is meaningless under a sanitizer")
+@pytest.mark.parametrize("f", [valmod.echo_any, valmod.echo_any_refl, valmod.echo_any_nogil])
+def test_100k_tree_round_trips_keep_rss_stable(f):
+    """A tree of about 1 KiB of nodes and text each way: a leaked argument
+    or result block would be 20 MiB a window."""
+    tree = {"k%d" % i: [i, str(i) * 8, b"x" * 8, {"f": i / 3, "n": None}] for i in range(8)}
+    assert f(tree) == {k: [v[0], v[1], v[2], v[3]] for k, v in tree.items()}
+    assert growth_kib(lambda: f(tree), n=20_000) < 8192, "a leak of any trees"

@@ -7,9 +7,12 @@ import "C" // cgo: PyInit_valmod is exported to CPython
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"math/big"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,6 +150,101 @@ var (
 	sink    []byte
 )
 
+// Python value trees (pyext's anyconv.go): what a codec takes and gives.
+
+func echoAny(obj any) any { return obj }
+
+func echoList(xs []any) []any { return xs }
+
+func echoDict(m map[string]any) map[string]any { return m }
+
+// goTypes is obj's Go types, every level: "map[string]any{a:int64}".
+func goTypes(obj any) string {
+	switch x := obj.(type) {
+	case nil:
+		return "nil"
+	case []any:
+		parts := make([]string, len(x))
+		for i, y := range x {
+			parts[i] = goTypes(y)
+		}
+		return "[]any{" + strings.Join(parts, ",") + "}"
+	case map[string]any:
+		var parts []string
+		for k, y := range x {
+			parts = append(parts, k+":"+goTypes(y))
+		}
+		sort.Strings(parts)
+		return "map[string]any{" + strings.Join(parts, ",") + "}"
+	case map[any]any:
+		var parts []string
+		for k, y := range x {
+			parts = append(parts, goTypes(k)+"="+fmt.Sprint(k)+":"+goTypes(y))
+		}
+		sort.Strings(parts)
+		return "map[any]any{" + strings.Join(parts, ",") + "}"
+	case *big.Int:
+		return "*big.Int(" + x.String() + ")"
+	case []byte:
+		return fmt.Sprintf("[]byte(%q)", x)
+	}
+	return fmt.Sprintf("%T", obj)
+}
+
+type name string
+
+type raw []byte
+
+// goValue is one of the Go values an any result takes, or refuses.
+func goValue(which string) (any, error) {
+	self := []any{nil}
+	self[0] = self
+	huge, _ := new(big.Int).SetString("-123456789012345678901234567890", 10)
+	values := map[string]any{
+		"nil":      nil,
+		"ints":     []any{int8(-8), int16(-16), int32(-32), int64(math.MinInt64), -1, uint8(255), uint16(65535), uint32(1 << 31), uint64(math.MaxUint64), uint(7), uintptr(9)},
+		"floats":   []any{float32(1.5), math.Inf(-1), 0.1},
+		"complex":  []any{complex64(1 + 2i), complex(3, -4)},
+		"strings":  []any{"héllo", name("named"), ""},
+		"bytes":    []any{[]byte("a\x00b"), raw("raw"), []byte(nil)},
+		"big":      []any{huge, big.NewInt(5), (*big.Int)(nil)},
+		"slices":   []any{[]int{1, 2}, [2]string{"x", "y"}, []float32{0.5}, [][]uint8{{1}}},
+		"maps":     map[string]any{"ints": map[int]string{2: "b", 1: "a"}, "mixed": map[any]any{nil: 0, true: 1, 2.5: 2, "s": 3, int8(-1): 4}},
+		"nested":   map[string]any{"a": []any{1, map[string]any{"b": []any{nil, true, "c"}}}},
+		"struct":   struct{ X int }{1},
+		"func":     func() {},
+		"chan":     make(chan int),
+		"deep":     map[string]any{"a": []any{0, 1, map[string]any{"x": struct{}{}}}},
+		"badutf8":  []any{"ok", map[string]any{"k": "\xff"}},
+		"badkey":   map[string]any{"m": map[[2]int]int{{1, 2}: 3}},
+		"dupkeys":  map[any]any{1: "int", 1.0: "float"},
+		"dupbool":  map[any]any{true: "bool", int64(1): "int"},
+		"self":     self,
+		"pointer":  []any{new(int)},
+		"badvalue": map[int]any{3: []any{1, 2, func() {}}},
+	}
+	v, ok := values[which]
+	if !ok {
+		return nil, &pyext.KeyError{Msg: which}
+	}
+	return v, nil
+}
+
+// listOf is a []any result nested depth lists deep.
+func listOf(depth int) []any {
+	l := []any{}
+	for range depth - 1 {
+		l = []any{l}
+	}
+	return l
+}
+
+// anyKeys is a map[any]any result.
+func anyKeys() map[any]any { return map[any]any{"s": 1, int64(2): "two", nil: []any{}, false: 0.5} }
+
+// pairAny is an any result in a tuple.
+func pairAny(obj any) (any, int) { return obj, len(goTypes(obj)) }
+
 var module = pyext.NewModule("valmod", "Python values of Go types, under test.").
 	Def("rev", pyext.Func1(rev), "rev(b)\n--\n\nb's bytes reversed (typed path).", pyext.ReadOnlyArgs).
 	Def("rev_refl", rev, "rev_refl(b)\n--\n\nrev through reflection.", pyext.ReadOnlyArgs).
@@ -175,7 +273,23 @@ var module = pyext.NewModule("valmod", "Python values of Go types, under test.")
 	Def("upcase_refl", upcase, "upcase_refl(b)\n--\n\nupcase through reflection.", pyext.Args("b"), pyext.Writes("b")).
 	Def("sum_during", pyext.Func2(sumDuring), "sum_during(b, f)\n--\n\nThe sum of b's bytes, after f().").
 	Def("halves", pyext.Func1R2(halves), "halves(b)\n--\n\nb's two halves, copied.").
-	Def("gc_storm", pyext.Proc1(gcStorm), "gc_storm(on)\n--\n\nA goroutine running Go's GC and allocating, or none.")
+	Def("gc_storm", pyext.Proc1(gcStorm), "gc_storm(on)\n--\n\nA goroutine running Go's GC and allocating, or none.").
+	Def("echo_any", pyext.Func1(echoAny), "obj itself, through Go's any (typed).", pyext.Args("obj")).
+	Def("echo_any_refl", echoAny, "echo_any(obj)\n--\n\nobj through any, by reflection.").
+	Def("echo_any_nogil", pyext.Func1(echoAny), "echo_any without the GIL.", pyext.Args("obj"), pyext.ReleaseGIL).
+	Def("echo_any_default", pyext.Func1(echoAny), "echo_any with obj=None by default.", pyext.Args("obj=None")).
+	Def("echo_list", pyext.Func1(echoList), "xs through []any (typed).", pyext.Args("xs")).
+	Def("echo_list_refl", echoList, "echo_list_refl(xs)\n--\n\nxs through []any, by reflection.").
+	Def("echo_dict", pyext.Func1(echoDict), "m through map[string]any (typed).", pyext.Args("m")).
+	Def("echo_dict_refl", echoDict, "echo_dict_refl(m)\n--\n\nm through map[string]any, by reflection.").
+	Def("go_types", pyext.Func1(goTypes), "obj's Go types.", pyext.Args("obj")).
+	Def("go_types_refl", goTypes, "go_types_refl(obj)\n--\n\nobj's Go types, by reflection.").
+	Def("go_value", pyext.FuncE1(goValue), "A Go value for an any result, by name.", pyext.Args("which")).
+	Def("go_value_refl", goValue, "go_value_refl(which)\n--\n\ngo_value by reflection.").
+	Def("list_of", pyext.Func1(listOf), "A []any depth lists deep.", pyext.Args("depth")).
+	Def("any_keys", pyext.Func0(anyKeys), "A map[any]any result.").
+	Def("pair_any", pyext.Func1R2(pairAny), "obj and a number: an any result in a tuple.", pyext.Args("obj")).
+	Def("pair_any_refl", pairAny, "pair_any_refl(obj)\n--\n\npair_any by reflection.")
 
 //export PyInit_valmod
 func PyInit_valmod() unsafe.Pointer { return module.Init() }
