@@ -167,7 +167,7 @@ func (d *anyDecoder) value() any {
 	return nil // GDL_V_NONE
 }
 
-// anyResult converts a result of t (isAnyResult).
+// anyResult converts a result of a type isAnyResult takes.
 func anyResult() result {
 	return result{C.GDL_V_ANY, func(rv reflect.Value, v *C.gdl_value, _ []span) error {
 		var x any
@@ -432,7 +432,6 @@ func (e *anyEncoder) putMap(rv reflect.Value, depth int) error {
 			return within(err, step)
 		}
 	}
-	e.nodes[at].n = 0
 	if allStr {
 		e.nodes[at].n = 1
 	}

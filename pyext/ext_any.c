@@ -282,7 +282,10 @@ int gdl_any_arg(gdl_elem e, PyObject* obj, gdl_value* v, PyObject** held, const 
   int r = walk(&t, obj, 0, NULL, e.kind == GDL_V_DICT);
   size_t nodes = (size_t)t.n * sizeof(gdl_node);
   char* block = r < 0 ? NULL : malloc(nodes + (size_t)t.tn + 1);
-  if (r == 0 && block == NULL) r = -1, PyErr_NoMemory();
+  if (r == 0 && block == NULL) {
+    PyErr_NoMemory();
+    r = -1;
+  }
   if (block != NULL) {
     memcpy(block, t.nodes, nodes);
     if (t.tn > 0) memcpy(block + nodes, t.text, (size_t)t.tn);

@@ -1,7 +1,8 @@
 /* Python values of Go types beyond scalars, strings and arrays (ext_conv.h):
  * complex, big ints (as hex text beyond int64, which both sides read and
  * write in linear time), aware datetimes and timedeltas (through the
- * datetime C API) and paths (os.fspath, the file system encoding). */
+ * datetime C API) and paths (os.fspath, the file system encoding); Go's
+ * any trees are ext_any.c's. */
 #include "ext_conv.h"
 
 #include "ext_any.h"
