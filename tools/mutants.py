@@ -333,6 +333,11 @@ MUTANTS = [
            "  if (fn->writes && a.arrays && separate_overlaps(fn, &a) < 0) {", "  if (0) {", DECLMOD),
     Mutant("optional slice: None is an empty slice, not nil", "pyext/typed.go",
            "\t\tif v.n == 0 && v.ncap < 0 {", "\t\tif false {", DECLMOD),
+    Mutant("any: a list nested past the limit is walked on (a cycle recurses)", "pyext/ext_any.c",
+           "const frame* f) {\n  if (depth >= GDL_ANY_DEPTH) return too_deep(t);\n  PyObject* items",
+           "const frame* f) {\n  PyObject* items", VALMOD),
+    Mutant("any: an int beyond int64 read in the wrong base", "pyext/anyconv.go",
+           "new(big.Int).SetString(string(d.bytes(nd)), 0)", "new(big.Int).SetString(string(d.bytes(nd)), 16)", VALMOD),
     Mutant("pyextgen: an option naming no parameter passes the generator", "pyext/pyextgen/check.go",
            "\t\t\tif !names[n] {", "\t\t\tif false {", [], [("./pyext/pyextgen", "TestWrongDirectives")]),
     # --- issue 42 bug 6: a callable released when its call returns (pyext/callable.go) --------------
