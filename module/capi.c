@@ -1,4 +1,5 @@
 /* godlpack._C_API: the helper function table of include/godlpack/godlpack.h. */
+#include "exchange.h"
 #include "module.h"
 
 static void c_free_managed(DLManagedTensor* m) { gdl_managed_free(m, 0); }

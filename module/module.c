@@ -1,4 +1,5 @@
 /* The functions and constants of godlpack._godlpack (built by module). */
+#include "exchange.h"
 #include "module.h"
 
 /* Reads a shape: a sequence of non-negative ints, at most GDL_MAX_NDIM. */
@@ -186,4 +187,4 @@ static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_godlpack",
                                         "DLPack for Go: the CPython extension module.", 0, module_methods,
                                         module_slots};
 
-PyObject* gdl_godlpack_module(void) { return PyModuleDef_Init(&module_def); }
+void* gdl_godlpack_module(void) { return PyModuleDef_Init(&module_def); }

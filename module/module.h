@@ -1,20 +1,24 @@
 /* godlpack._godlpack itself: a user of the runtime's layers, like any Go
- * extension, and the only module that offers the helper C API. */
+ * extension, and the only module that offers the helper C API. Without
+ * Python.h, which main.go's preamble would make cgo compile for each of its
+ * probes: the C files include exchange.h first. */
 #ifndef GODLPACK_MODULE_H_
 #define GODLPACK_MODULE_H_
 
-#include "exchange.h"
+#include <stdint.h>
 
 /* Hidden from the library's symbol table: package main's C flags cannot say
  * -fvisibility=hidden, which would hide PyInit__godlpack (cgo compiles its
  * export with the same flags). */
 #pragma GCC visibility push(hidden)
 
-/* module.c: the module object, for PyInit__godlpack (main.go). */
-PyObject* gdl_godlpack_module(void);
+/* module.c: the module object (a PyObject*), for PyInit__godlpack (main.go). */
+void* gdl_godlpack_module(void);
 
+#ifdef Py_PYTHON_H /* the C files */
 /* capi.c: the _C_API capsule (include/godlpack/godlpack.h). */
 PyObject* gdl_capi_capsule(void);
+#endif
 
 /* Go (create.go): allocations by package producer. Each returns an
  * errkind.h code with a message in err. */

@@ -8,6 +8,7 @@ package pyext
 /*
 #include <stdlib.h>
 #include "ext_pyobj.h"
+#include "errkind.h"
 */
 import "C"
 

@@ -3,6 +3,8 @@
  * write in linear time), aware datetimes and timedeltas (through the
  * datetime C API) and paths (os.fspath, the file system encoding); Go's
  * any trees are ext_any.c's. */
+#include "exchange.h"
+#include "ext.h"
 #include "ext_conv.h"
 
 #include "ext_any.h"

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "exchange.h"
 #include "ext.h"
+#include "ext_module.h"
 #include "ext_parts.h"
 
 /* Functions every Go extension module has (CPython keeps pointers to these). */
@@ -159,11 +160,8 @@ static int ext_exec(PyObject* m) {
 PyABIInfo_VAR(abi_info); /* abi3t, free-threading agnostic */
 #endif
 
-/* The PyInit result of a Go extension module (abi3t: its slots, which
- * PyModExport_<name> below returns): fns (nfns of them) and the strings must
- * live as long as the process. NULL with MemoryError. */
-PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,
-                         int module_id, gdl_exc** excs, int nexcs, int free_threaded) {
+void* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,
+                     int module_id, gdl_exc** excs, int nexcs, int free_threaded) {
   ext_def* d = calloc(1, sizeof *d);
   if (d == NULL) return PyErr_NoMemory();
   d->name = name;
@@ -203,6 +201,8 @@ PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nf
   return PyModuleDef_Init(&d->def);
 #endif
 }
+
+void gdl_ext_import_error(const char* msg) { PyErr_SetString(PyExc_ImportError, msg); }
 
 #if defined(GDL_OPAQUE) && defined(GDL_MODULES)
 /* abi3t: CPython 3.15 finds a module by PyModExport_<name> (PEP 793), which

@@ -3,6 +3,9 @@
  * dict[str, T] arguments and results, and calls of Python callables from Go
  * (callback.go), which take the GIL themselves: the Go function may run
  * without it (pyext.ReleaseGIL), or on a goroutine of its own. */
+#include "exchange.h"
+#include "ext.h"
+#include "ext_parts.h"
 #include "ext_pyobj.h"
 
 #include <math.h>

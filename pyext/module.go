@@ -2,12 +2,8 @@ package pyext
 
 /*
 #include <stdlib.h>
-#include <Python.h>
-#include "ext_class.h"
+#include "ext_module.h"
 #include "errkind.h"
-
-PyObject* gdl_ext_module(const char* name, const char* doc, gdl_fn** fns, int nfns, gdl_class** classes, int nclasses,
-                         int module_id, gdl_exc** excs, int nexcs, int free_threaded);
 */
 import "C"
 
@@ -168,7 +164,7 @@ func (m *Module) Init() unsafe.Pointer {
 	name, doc := C.CString(m.name), C.CString(m.doc) // kept: CPython keeps the pointers
 	if m.err != nil {
 		msg := C.CString(m.err.Error())
-		C.PyErr_SetString(C.PyExc_ImportError, msg)
+		C.gdl_ext_import_error(msg)
 		C.free(unsafe.Pointer(msg))
 		return nil
 	}
