@@ -10,3 +10,9 @@ package cuda
 import "C"
 
 import _ "github.com/godlpack/godlpack/internal/cpython/base"
+
+// gdlCudaCgoHeader: an export, so that a c-shared build finds this package's
+// cgo header in the build cache (base's gdlBaseCgoHeader says why).
+//
+//export gdlCudaCgoHeader
+func gdlCudaCgoHeader() {}

@@ -11,3 +11,9 @@ package exchange
 import "C"
 
 import _ "github.com/godlpack/godlpack/internal/cpython/tensor"
+
+// gdlExchangeCgoHeader: an export, so that a c-shared build finds this
+// package's cgo header in the build cache (base's gdlBaseCgoHeader says why).
+//
+//export gdlExchangeCgoHeader
+func gdlExchangeCgoHeader() {}
