@@ -352,6 +352,14 @@ MUTANTS = [
 ]
 
 
+# pytest as each mutant runs it: without the cache plugin (the tree is
+# thrown away) and without hypothesis's, whose end-of-run summary imports all
+# of hypothesis (0.6 of the 1.0 CPU-s a one-test run of a check file takes);
+# the tests that use hypothesis import it themselves and run as they do
+# under the plugin, which only reports.
+PYTEST = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+
+
 def _run(cmd: list[str], cwd: str, env: dict, timeout: float) -> tuple[int, str]:
     try:
         r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -418,7 +426,9 @@ class Tree:
         self.path, self.python = path, python
         self.built_in = 0.0  # seconds the last mutant's build took (printed with its verdict)
         self.module_mutated = False  # the module file was last built with a mutant
-        self.env = dict(os.environ, PYTHONPATH=os.path.join(path, "python"), GOFLAGS="-buildvcs=false",
+        # -ldflags=-w: the trees' libraries are thrown away, so the link writes
+        # no DWARF (Go's tracebacks read the pclntab, which stays).
+        self.env = dict(os.environ, PYTHONPATH=os.path.join(path, "python"), GOFLAGS="-buildvcs=false -ldflags=-w",
                         PYTHONDONTWRITEBYTECODE="1")
         self.env.pop("CGO_CFLAGS", None)  # the build recipe adds Python's include directory
         self.env["CC"] = unoptimized_cc(path, self.env, *cc)
@@ -430,7 +440,7 @@ class Tree:
         """0 when every selected test passes (collect_only: is collected)."""
         if m.pytest:
             mode = ["--collect-only"] if collect_only else ["-x"]
-            rc, out = _run([self.python, "-m", "pytest", *mode, "-q", "-p", "no:cacheprovider", *m.pytest],
+            rc, out = _run([self.python, *PYTEST, *mode, *m.pytest],
                            self.path, self.env, 600)
             if rc != 0:
                 return rc, out
@@ -467,7 +477,7 @@ class Tree:
                 if rc:
                     return "killed", "by its Go tests (first)", time.monotonic() - t1
             elif first and m.pytest:
-                rc, out = _run([self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", first],
+                rc, out = _run([self.python, *PYTEST, "-x", first],
                                self.path, self.env, 600)
                 if rc not in (0, 4, 5):
                     return "killed", f"by {first} (first)", time.monotonic() - t1
