@@ -396,40 +396,45 @@ func (e *anyEncoder) putMap(rv reflect.Value, depth int) error {
 	if depth >= C.GDL_ANY_DEPTH {
 		return tooDeep()
 	}
-	keys := rv.MapKeys()
-	for _, k := range keys {
-		if kk := keyValue(k); kk.Kind() != reflect.Invalid && pyKeyRank(kk) < 0 {
+	// The pairs as MapRange gives them: a NaN key, which no lookup finds, keeps its value.
+	type pair struct{ k, v reflect.Value }
+	pairs := make([]pair, 0, rv.Len())
+	for it := rv.MapRange(); it.Next(); {
+		pairs = append(pairs, pair{it.Key(), it.Value()})
+	}
+	for _, p := range pairs {
+		if kk := keyValue(p.k); kk.Kind() != reflect.Invalid && pyKeyRank(kk) < 0 {
 			return within(anyErr(&TypeError{fmt.Sprintf("a key of type %v has no Python value that a dict takes", kk.Type())}),
 				fmt.Sprintf(" key %v", kk))
 		}
 	}
-	slices.SortStableFunc(keys, keyOrder)
+	slices.SortStableFunc(pairs, func(a, b pair) int { return keyOrder(a.k, b.k) })
 	at := len(e.nodes)
-	e.node(C.GDL_V_DICT).i = C.int64_t(len(keys))
+	e.node(C.GDL_V_DICT).i = C.int64_t(len(pairs))
 	var seen map[any]bool // an interface key type: keys of several types
 	if rv.Type().Key().Kind() == reflect.Interface {
-		seen = make(map[any]bool, len(keys))
+		seen = make(map[any]bool, len(pairs))
 	}
 	allStr := rv.Type().Key().Kind() == reflect.String
-	for _, k := range keys {
-		kv := keyValue(k)
-		step := fmt.Sprintf(" key %#v", k.Interface())
+	for _, p := range pairs {
+		kv := keyValue(p.k)
+		step := func() string { return fmt.Sprintf(" key %#v", p.k.Interface()) } // made on an error only
 		if seen != nil {
-			p := pyKey(kv)
-			if seen[p] {
-				return within(anyErr(&ValueError{"the same Python dict key as another key of the map"}), step)
+			pk := pyKey(kv)
+			if seen[pk] {
+				return within(anyErr(&ValueError{"the same Python dict key as another key of the map"}), step())
 			}
-			seen[p] = true
+			seen[pk] = true
 		}
 		var ki any
 		if kv.IsValid() {
 			ki = kv.Interface()
 		}
 		if err := e.put(ki, depth+1); err != nil {
-			return within(err, step)
+			return within(err, step())
 		}
-		if err := e.put(rv.MapIndex(k).Interface(), depth+1); err != nil {
-			return within(err, step)
+		if err := e.put(p.v.Interface(), depth+1); err != nil {
+			return within(err, step())
 		}
 	}
 	if allStr {

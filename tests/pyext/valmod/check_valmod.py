@@ -328,6 +328,15 @@ def test_an_any_result_is_python_values(f):
     assert f("nested") == {"a": [1, {"b": [None, True, "c"]}]}
 
 
+def test_nan_keys_keep_their_values():
+    """A NaN key is no key a Go map lookup finds: each pair is kept, both ways."""
+    r = valmod.echo_any({math.nan: 1, "a": 2})
+    assert len(r) == 2 and r["a"] == 2 and [v for k, v in r.items() if k != "a"] == [1]
+    assert math.isnan(next(k for k in r if k != "a"))
+    r = valmod.nan_keys()
+    assert sorted(r.values()) == [1, 2, 3] and r[0.5] == 3
+
+
 def test_other_result_types_and_tuples():
     assert valmod.any_keys() == {None: [], False: 0.5, 2: "two", "s": 1}
     assert valmod.list_of(3) == [[[]]]

@@ -242,6 +242,9 @@ func listOf(depth int) []any {
 // anyKeys is a map[any]any result.
 func anyKeys() map[any]any { return map[any]any{"s": 1, int64(2): "two", nil: []any{}, false: 0.5} }
 
+// nanKeys is a map whose NaN keys no lookup finds: each keeps its value.
+func nanKeys() any { return map[float64]int{math.NaN(): 1, math.NaN(): 2, 0.5: 3} }
+
 // pairAny is an any result in a tuple.
 func pairAny(obj any) (any, int) { return obj, len(goTypes(obj)) }
 
@@ -288,6 +291,7 @@ var module = pyext.NewModule("valmod", "Python values of Go types, under test.")
 	Def("go_value_refl", goValue, "go_value_refl(which)\n--\n\ngo_value by reflection.").
 	Def("list_of", pyext.Func1(listOf), "A []any depth lists deep.", pyext.Args("depth")).
 	Def("any_keys", pyext.Func0(anyKeys), "A map[any]any result.").
+	Def("nan_keys", nanKeys, "nan_keys()\n--\n\nA map with two NaN keys, through reflection.").
 	Def("pair_any", pyext.Func1R2(pairAny), "obj and a number: an any result in a tuple.", pyext.Args("obj")).
 	Def("pair_any_refl", pairAny, "pair_any_refl(obj)\n--\n\npair_any by reflection.")
 
