@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // handles holds the Go values of Python objects of Go classes (and Go
@@ -65,6 +66,24 @@ func (t *handleTable) value(h uintptr) any {
 		}
 	}
 	panic(fmt.Sprintf("pyext: invalid handle %d", h))
+}
+
+// ref is the address of the pointer that handle h boxes when its value's
+// dynamic type is typ, a pointer type (an any holds such a value as its
+// data word), else nil: a typed wrapper's *T argument with no copy of the
+// any and no type assertion (value's callers, through argConv.into, word
+// the rest). A box is never written after it is stored, so the address
+// stays good, and keeps the box alive, for as long as it is used.
+func (t *handleTable) ref(h uintptr, typ unsafe.Pointer) unsafe.Pointer {
+	if p := t.chunks.Load(); p != nil && h/handleChunk < uintptr(len(*p)) {
+		if b := (*p)[h/handleChunk][h%handleChunk].Load(); b != nil {
+			e := (*[2]unsafe.Pointer)(unsafe.Pointer(b))
+			if e[0] == typ {
+				return unsafe.Pointer(&e[1])
+			}
+		}
+	}
+	return nil
 }
 
 func (t *handleTable) delete(h uintptr) {

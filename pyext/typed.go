@@ -56,6 +56,7 @@ type argConv[A any] struct {
 	fast fastConv   // into's own conversion, or fastNone: conv's
 	at   restKind   // where the argument lies at rest (restOf), at off
 	off  uintptr
+	typ  unsafe.Pointer // restHandle: the dynamic type word of an any holding an A
 	conv func(v *C.gdl_value, name string, i int) (A, error)
 }
 
@@ -119,6 +120,7 @@ const (
 	restPointer                 // at the pointer at off in the gdl_value, unless NULL
 	restHeader                  // a slice's header at off in the gdl_value, unless its pointer is NULL (empty)
 	restBytes                   // results: a []byte, which putBytes writes (typed_gen.go calls it directly)
+	restHandle                  // a *T of a Go class: the pointer its handle (v.i) boxes, found by handles.ref
 )
 
 // into converts argument i (v) into *dst, which the typed wrappers keep on
@@ -167,6 +169,13 @@ type resConv[R any] struct {
 	put func(r R, v *C.gdl_value, in []C.gdl_value) error
 }
 
+// typeWord is the type word of an any holding an A (A's type descriptor).
+func typeWord[A any]() unsafe.Pointer {
+	var z A
+	e := any(z)
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&e))[0]
+}
+
 // as is x as A, which its caller knows to be T: unlike any(x).(A), it
 // allocates nothing.
 func as[A, T any](x T) A { return *(*A)(unsafe.Pointer(&x)) }
@@ -181,6 +190,9 @@ func argOf[A any]() (argConv[A], error) {
 	var z A
 	if kind == C.GDL_V_OBJ { // a *T of a Go class (class.go): its handle, no reflection
 		ac.fast = fastObj
+		if t.Kind() == reflect.Pointer { // an any holds it as its data word (handles.ref)
+			ac.at, ac.typ = restHandle, typeWord[A]()
+		}
 		return ac, nil
 	}
 	if isAnyParam(t) { // a Python value tree (anyconv.go), no reflection

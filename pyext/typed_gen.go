@@ -62,6 +62,31 @@ func Func1[A, R any](fn func(A) R) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle { // a receiver's handle, the rest at rest in C's value (restOf)
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -75,6 +100,8 @@ func Func1[A, R any](fn func(A) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -132,6 +159,32 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob := cb.off + 1*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -145,6 +198,8 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -164,6 +219,8 @@ func Func2[A, B, R any](fn func(A, B) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -225,6 +282,32 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -238,6 +321,8 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -257,6 +342,8 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -276,6 +363,8 @@ func Func3[A, B, C, R any](fn func(A, B, C) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -341,6 +430,32 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -354,6 +469,8 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -373,6 +490,8 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -392,6 +511,8 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -411,6 +532,8 @@ func Func4[A, B, C, D, R any](fn func(A, B, C, D) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -480,6 +603,32 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -493,6 +642,8 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -512,6 +663,8 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -531,6 +684,8 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -550,6 +705,8 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -569,6 +726,8 @@ func Func5[A, B, C, D, E, R any](fn func(A, B, C, D, E) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -642,6 +801,32 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -655,6 +840,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -674,6 +861,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -693,6 +882,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -712,6 +903,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -731,6 +924,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -750,6 +945,8 @@ func Func6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -827,6 +1024,32 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -840,6 +1063,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -859,6 +1084,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -878,6 +1105,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -897,6 +1126,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -916,6 +1147,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -935,6 +1168,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -954,6 +1189,8 @@ func Func7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) R) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -1035,6 +1272,32 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -1048,6 +1311,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -1067,6 +1332,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -1086,6 +1353,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -1105,6 +1374,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -1124,6 +1395,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -1143,6 +1416,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -1162,6 +1437,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -1181,6 +1458,8 @@ func Func8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) R) Typ
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -1266,6 +1545,32 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -1279,6 +1584,8 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -1298,6 +1605,8 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -1317,6 +1626,8 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -1336,6 +1647,8 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -1355,6 +1668,8 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -1374,6 +1689,8 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -1393,6 +1710,8 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -1412,6 +1731,8 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -1431,6 +1752,8 @@ func Func9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -1520,6 +1843,32 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -1533,6 +1882,8 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -1552,6 +1903,8 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -1571,6 +1924,8 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -1590,6 +1945,8 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -1609,6 +1966,8 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -1628,6 +1987,8 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -1647,6 +2008,8 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -1666,6 +2029,8 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -1685,6 +2050,8 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -1704,6 +2071,8 @@ func Func10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -1797,6 +2166,32 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -1810,6 +2205,8 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -1829,6 +2226,8 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -1848,6 +2247,8 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -1867,6 +2268,8 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -1886,6 +2289,8 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -1905,6 +2310,8 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -1924,6 +2331,8 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -1943,6 +2352,8 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -1962,6 +2373,8 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -1981,6 +2394,8 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -2000,6 +2415,8 @@ func Func11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -2097,6 +2514,32 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -2110,6 +2553,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -2129,6 +2574,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -2148,6 +2595,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -2167,6 +2616,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -2186,6 +2637,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -2205,6 +2658,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -2224,6 +2679,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -2243,6 +2700,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -2262,6 +2721,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -2281,6 +2742,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -2300,6 +2763,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -2319,6 +2784,8 @@ func Func12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -2420,6 +2887,32 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -2433,6 +2926,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -2452,6 +2947,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -2471,6 +2968,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -2490,6 +2989,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -2509,6 +3010,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -2528,6 +3031,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -2547,6 +3052,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -2566,6 +3073,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -2585,6 +3094,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -2604,6 +3115,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -2623,6 +3136,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -2642,6 +3157,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -2661,6 +3178,8 @@ func Func13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -2766,6 +3285,32 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -2779,6 +3324,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -2798,6 +3345,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -2817,6 +3366,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -2836,6 +3387,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -2855,6 +3408,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -2874,6 +3429,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -2893,6 +3450,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -2912,6 +3471,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -2931,6 +3492,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -2950,6 +3513,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -2969,6 +3534,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -2988,6 +3555,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -3007,6 +3576,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -3026,6 +3597,8 @@ func Func14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
 					n = (*N)(hp)
 				}
+			case restHandle:
+				n = (*N)(handles.ref(uintptr(in[13].i), cn.typ))
 			}
 			if n == nil {
 				n = new(N)
@@ -3135,6 +3708,32 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -3148,6 +3747,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -3167,6 +3768,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -3186,6 +3789,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -3205,6 +3810,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -3224,6 +3831,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -3243,6 +3852,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -3262,6 +3873,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -3281,6 +3894,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -3300,6 +3915,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -3319,6 +3936,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -3338,6 +3957,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -3357,6 +3978,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -3376,6 +3999,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -3395,6 +4020,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
 					n = (*N)(hp)
 				}
+			case restHandle:
+				n = (*N)(handles.ref(uintptr(in[13].i), cn.typ))
 			}
 			if n == nil {
 				n = new(N)
@@ -3414,6 +4041,8 @@ func Func15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
 					o = (*O)(hp)
 				}
+			case restHandle:
+				o = (*O)(handles.ref(uintptr(in[14].i), co.typ))
 			}
 			if o == nil {
 				o = new(O)
@@ -3527,6 +4156,32 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue && cp.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo, op := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{}), cp.off+15*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)), *(*P)(unsafe.Add(base, op)))
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -3540,6 +4195,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -3559,6 +4216,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -3578,6 +4237,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -3597,6 +4258,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -3616,6 +4279,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -3635,6 +4300,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -3654,6 +4321,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -3673,6 +4342,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -3692,6 +4363,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -3711,6 +4384,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -3730,6 +4405,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -3749,6 +4426,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -3768,6 +4447,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -3787,6 +4468,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
 					n = (*N)(hp)
 				}
+			case restHandle:
+				n = (*N)(handles.ref(uintptr(in[13].i), cn.typ))
 			}
 			if n == nil {
 				n = new(N)
@@ -3806,6 +4489,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
 					o = (*O)(hp)
 				}
+			case restHandle:
+				o = (*O)(handles.ref(uintptr(in[14].i), co.typ))
 			}
 			if o == nil {
 				o = new(O)
@@ -3825,6 +4510,8 @@ func Func16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B,
 				if hp := unsafe.Add(unsafe.Pointer(&in[15]), cp.off); *(*unsafe.Pointer)(hp) != nil {
 					p = (*P)(hp)
 				}
+			case restHandle:
+				p = (*P)(handles.ref(uintptr(in[15].i), cp.typ))
 			}
 			if p == nil {
 				p = new(P)
@@ -3908,6 +4595,34 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle { // a receiver's handle, the rest at rest in C's value (restOf)
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -3921,6 +4636,8 @@ func FuncE1[A, R any](fn func(A) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -3984,6 +4701,35 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob := cb.off + 1*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -3997,6 +4743,8 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -4016,6 +4764,8 @@ func FuncE2[A, B, R any](fn func(A, B) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -4083,6 +4833,35 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -4096,6 +4875,8 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -4115,6 +4896,8 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -4134,6 +4917,8 @@ func FuncE3[A, B, C, R any](fn func(A, B, C) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -4205,6 +4990,35 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -4218,6 +5032,8 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -4237,6 +5053,8 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -4256,6 +5074,8 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -4275,6 +5095,8 @@ func FuncE4[A, B, C, D, R any](fn func(A, B, C, D) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -4350,6 +5172,35 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -4363,6 +5214,8 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -4382,6 +5235,8 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -4401,6 +5256,8 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -4420,6 +5277,8 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -4439,6 +5298,8 @@ func FuncE5[A, B, C, D, E, R any](fn func(A, B, C, D, E) (R, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -4518,6 +5379,35 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -4531,6 +5421,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -4550,6 +5442,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -4569,6 +5463,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -4588,6 +5484,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -4607,6 +5505,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -4626,6 +5526,8 @@ func FuncE6[A, B, C, D, E, F, R any](fn func(A, B, C, D, E, F) (R, error)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -4709,6 +5611,35 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -4722,6 +5653,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -4741,6 +5674,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -4760,6 +5695,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -4779,6 +5716,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -4798,6 +5737,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -4817,6 +5758,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -4836,6 +5779,8 @@ func FuncE7[A, B, C, D, E, F, G, R any](fn func(A, B, C, D, E, F, G) (R, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -4923,6 +5868,35 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -4936,6 +5910,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -4955,6 +5931,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -4974,6 +5952,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -4993,6 +5973,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -5012,6 +5994,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -5031,6 +6015,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -5050,6 +6036,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -5069,6 +6057,8 @@ func FuncE8[A, B, C, D, E, F, G, H, R any](fn func(A, B, C, D, E, F, G, H) (R, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -5160,6 +6150,35 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -5173,6 +6192,8 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -5192,6 +6213,8 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -5211,6 +6234,8 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -5230,6 +6255,8 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -5249,6 +6276,8 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -5268,6 +6297,8 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -5287,6 +6318,8 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -5306,6 +6339,8 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -5325,6 +6360,8 @@ func FuncE9[A, B, C, D, E, F, G, H, I, R any](fn func(A, B, C, D, E, F, G, H, I)
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -5420,6 +6457,35 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -5433,6 +6499,8 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -5452,6 +6520,8 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -5471,6 +6541,8 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -5490,6 +6562,8 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -5509,6 +6583,8 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -5528,6 +6604,8 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -5547,6 +6625,8 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -5566,6 +6646,8 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -5585,6 +6667,8 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -5604,6 +6688,8 @@ func FuncE10[A, B, C, D, E, F, G, H, I, J, R any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -5703,6 +6789,35 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -5716,6 +6831,8 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -5735,6 +6852,8 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -5754,6 +6873,8 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -5773,6 +6894,8 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -5792,6 +6915,8 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -5811,6 +6936,8 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -5830,6 +6957,8 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -5849,6 +6978,8 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -5868,6 +6999,8 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -5887,6 +7020,8 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -5906,6 +7041,8 @@ func FuncE11[A, B, C, D, E, F, G, H, I, J, K, R any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -6009,6 +7146,35 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -6022,6 +7188,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -6041,6 +7209,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -6060,6 +7230,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -6079,6 +7251,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -6098,6 +7272,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -6117,6 +7293,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -6136,6 +7314,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -6155,6 +7335,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -6174,6 +7356,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -6193,6 +7377,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -6212,6 +7398,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -6231,6 +7419,8 @@ func FuncE12[A, B, C, D, E, F, G, H, I, J, K, L, R any](fn func(A, B, C, D, E, F
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -6338,6 +7528,35 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -6351,6 +7570,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -6370,6 +7591,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -6389,6 +7612,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -6408,6 +7633,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -6427,6 +7654,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -6446,6 +7675,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -6465,6 +7696,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -6484,6 +7717,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -6503,6 +7738,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -6522,6 +7759,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -6541,6 +7780,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -6560,6 +7801,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -6579,6 +7822,8 @@ func FuncE13[A, B, C, D, E, F, G, H, I, J, K, L, M, R any](fn func(A, B, C, D, E
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -6690,6 +7935,35 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -6703,6 +7977,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -6722,6 +7998,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -6741,6 +8019,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -6760,6 +8040,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -6779,6 +8061,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -6798,6 +8082,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -6817,6 +8103,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -6836,6 +8124,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -6855,6 +8145,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -6874,6 +8166,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -6893,6 +8187,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -6912,6 +8208,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -6931,6 +8229,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -6950,6 +8250,8 @@ func FuncE14[A, B, C, D, E, F, G, H, I, J, K, L, M, N, R any](fn func(A, B, C, D
 				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
 					n = (*N)(hp)
 				}
+			case restHandle:
+				n = (*N)(handles.ref(uintptr(in[13].i), cn.typ))
 			}
 			if n == nil {
 				n = new(N)
@@ -7065,6 +8367,35 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -7078,6 +8409,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -7097,6 +8430,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -7116,6 +8451,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -7135,6 +8472,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -7154,6 +8493,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -7173,6 +8514,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -7192,6 +8535,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -7211,6 +8556,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -7230,6 +8577,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -7249,6 +8598,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -7268,6 +8619,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -7287,6 +8640,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -7306,6 +8661,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -7325,6 +8682,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
 					n = (*N)(hp)
 				}
+			case restHandle:
+				n = (*N)(handles.ref(uintptr(in[13].i), cn.typ))
 			}
 			if n == nil {
 				n = new(N)
@@ -7344,6 +8703,8 @@ func FuncE15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, R any](fn func(A, B, C
 				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
 					o = (*O)(hp)
 				}
+			case restHandle:
+				o = (*O)(handles.ref(uintptr(in[14].i), co.typ))
 			}
 			if o == nil {
 				o = new(O)
@@ -7463,6 +8824,35 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				return putResult(rc, r, out, in)
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue && cp.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo, op := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{}), cp.off+15*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				r, err := fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)), *(*P)(unsafe.Add(base, op)))
+				if err != nil {
+					return 0, err
+				}
+				if rc.at == restValue {
+					*(*R)(unsafe.Add(unsafe.Pointer(&out[0]), rc.off)) = r
+					return 1, nil
+				}
+				if rc.at == restBytes {
+					if intoAhead(as[[]byte](r), &out[0]) {
+						return 1, nil
+					}
+					return putBytesResult(as[[]byte](r), out)
+				}
+				return putResult(rc, r, out, in)
+			})
+		}
 		return newTyped(name, doc, opts, specs, rc.kind, func(in, out []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -7476,6 +8866,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -7495,6 +8887,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -7514,6 +8908,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -7533,6 +8929,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -7552,6 +8950,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -7571,6 +8971,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -7590,6 +8992,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -7609,6 +9013,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -7628,6 +9034,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -7647,6 +9055,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -7666,6 +9076,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -7685,6 +9097,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -7704,6 +9118,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -7723,6 +9139,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
 					n = (*N)(hp)
 				}
+			case restHandle:
+				n = (*N)(handles.ref(uintptr(in[13].i), cn.typ))
 			}
 			if n == nil {
 				n = new(N)
@@ -7742,6 +9160,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
 					o = (*O)(hp)
 				}
+			case restHandle:
+				o = (*O)(handles.ref(uintptr(in[14].i), co.typ))
 			}
 			if o == nil {
 				o = new(O)
@@ -7761,6 +9181,8 @@ func FuncE16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, R any](fn func(A, B
 				if hp := unsafe.Add(unsafe.Pointer(&in[15]), cp.off); *(*unsafe.Pointer)(hp) != nil {
 					p = (*P)(hp)
 				}
+			case restHandle:
+				p = (*P)(handles.ref(uintptr(in[15].i), cp.typ))
 			}
 			if p == nil {
 				p = new(P)
@@ -7813,6 +9235,21 @@ func Proc1[A any](fn func(A)) Typed {
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle { // a receiver's handle, the rest at rest in C's value (restOf)
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -7826,6 +9263,8 @@ func Proc1[A any](fn func(A)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -7859,6 +9298,22 @@ func Proc2[A, B any](fn func(A, B)) Typed {
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob := cb.off + 1*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -7872,6 +9327,8 @@ func Proc2[A, B any](fn func(A, B)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -7891,6 +9348,8 @@ func Proc2[A, B any](fn func(A, B)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -7928,6 +9387,22 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -7941,6 +9416,8 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -7960,6 +9437,8 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -7979,6 +9458,8 @@ func Proc3[A, B, C any](fn func(A, B, C)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -8020,6 +9501,22 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -8033,6 +9530,8 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -8052,6 +9551,8 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -8071,6 +9572,8 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -8090,6 +9593,8 @@ func Proc4[A, B, C, D any](fn func(A, B, C, D)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -8135,6 +9640,22 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -8148,6 +9669,8 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -8167,6 +9690,8 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -8186,6 +9711,8 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -8205,6 +9732,8 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -8224,6 +9753,8 @@ func Proc5[A, B, C, D, E any](fn func(A, B, C, D, E)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -8273,6 +9804,22 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -8286,6 +9833,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -8305,6 +9854,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -8324,6 +9875,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -8343,6 +9896,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -8362,6 +9917,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -8381,6 +9938,8 @@ func Proc6[A, B, C, D, E, F any](fn func(A, B, C, D, E, F)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -8434,6 +9993,22 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -8447,6 +10022,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -8466,6 +10043,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -8485,6 +10064,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -8504,6 +10085,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -8523,6 +10106,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -8542,6 +10127,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -8561,6 +10148,8 @@ func Proc7[A, B, C, D, E, F, G any](fn func(A, B, C, D, E, F, G)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -8618,6 +10207,22 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -8631,6 +10236,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -8650,6 +10257,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -8669,6 +10278,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -8688,6 +10299,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -8707,6 +10320,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -8726,6 +10341,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -8745,6 +10362,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -8764,6 +10383,8 @@ func Proc8[A, B, C, D, E, F, G, H any](fn func(A, B, C, D, E, F, G, H)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -8825,6 +10446,22 @@ func Proc9[A, B, C, D, E, F, G, H, I any](fn func(A, B, C, D, E, F, G, H, I)) Ty
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -8838,6 +10475,8 @@ func Proc9[A, B, C, D, E, F, G, H, I any](fn func(A, B, C, D, E, F, G, H, I)) Ty
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -8857,6 +10496,8 @@ func Proc9[A, B, C, D, E, F, G, H, I any](fn func(A, B, C, D, E, F, G, H, I)) Ty
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -8876,6 +10517,8 @@ func Proc9[A, B, C, D, E, F, G, H, I any](fn func(A, B, C, D, E, F, G, H, I)) Ty
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -8895,6 +10538,8 @@ func Proc9[A, B, C, D, E, F, G, H, I any](fn func(A, B, C, D, E, F, G, H, I)) Ty
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -8914,6 +10559,8 @@ func Proc9[A, B, C, D, E, F, G, H, I any](fn func(A, B, C, D, E, F, G, H, I)) Ty
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -8933,6 +10580,8 @@ func Proc9[A, B, C, D, E, F, G, H, I any](fn func(A, B, C, D, E, F, G, H, I)) Ty
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -8952,6 +10601,8 @@ func Proc9[A, B, C, D, E, F, G, H, I any](fn func(A, B, C, D, E, F, G, H, I)) Ty
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -8971,6 +10622,8 @@ func Proc9[A, B, C, D, E, F, G, H, I any](fn func(A, B, C, D, E, F, G, H, I)) Ty
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -8990,6 +10643,8 @@ func Proc9[A, B, C, D, E, F, G, H, I any](fn func(A, B, C, D, E, F, G, H, I)) Ty
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -9055,6 +10710,22 @@ func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I,
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -9068,6 +10739,8 @@ func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -9087,6 +10760,8 @@ func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -9106,6 +10781,8 @@ func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -9125,6 +10802,8 @@ func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -9144,6 +10823,8 @@ func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -9163,6 +10844,8 @@ func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -9182,6 +10865,8 @@ func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -9201,6 +10886,8 @@ func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -9220,6 +10907,8 @@ func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -9239,6 +10928,8 @@ func Proc10[A, B, C, D, E, F, G, H, I, J any](fn func(A, B, C, D, E, F, G, H, I,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -9308,6 +10999,22 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -9321,6 +11028,8 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -9340,6 +11049,8 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -9359,6 +11070,8 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -9378,6 +11091,8 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -9397,6 +11112,8 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -9416,6 +11133,8 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -9435,6 +11154,8 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -9454,6 +11175,8 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -9473,6 +11196,8 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -9492,6 +11217,8 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -9511,6 +11238,8 @@ func Proc11[A, B, C, D, E, F, G, H, I, J, K any](fn func(A, B, C, D, E, F, G, H,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -9584,6 +11313,22 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -9597,6 +11342,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -9616,6 +11363,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -9635,6 +11384,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -9654,6 +11405,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -9673,6 +11426,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -9692,6 +11447,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -9711,6 +11468,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -9730,6 +11489,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -9749,6 +11510,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -9768,6 +11531,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -9787,6 +11552,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -9806,6 +11573,8 @@ func Proc12[A, B, C, D, E, F, G, H, I, J, K, L any](fn func(A, B, C, D, E, F, G,
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -9883,6 +11652,22 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -9896,6 +11681,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -9915,6 +11702,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -9934,6 +11723,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -9953,6 +11744,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -9972,6 +11765,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -9991,6 +11786,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -10010,6 +11807,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -10029,6 +11828,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -10048,6 +11849,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -10067,6 +11870,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -10086,6 +11891,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -10105,6 +11912,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -10124,6 +11933,8 @@ func Proc13[A, B, C, D, E, F, G, H, I, J, K, L, M any](fn func(A, B, C, D, E, F,
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -10205,6 +12016,22 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -10218,6 +12045,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -10237,6 +12066,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -10256,6 +12087,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -10275,6 +12108,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -10294,6 +12129,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -10313,6 +12150,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -10332,6 +12171,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -10351,6 +12192,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -10370,6 +12213,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -10389,6 +12234,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -10408,6 +12255,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -10427,6 +12276,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -10446,6 +12297,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -10465,6 +12318,8 @@ func Proc14[A, B, C, D, E, F, G, H, I, J, K, L, M, N any](fn func(A, B, C, D, E,
 				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
 					n = (*N)(hp)
 				}
+			case restHandle:
+				n = (*N)(handles.ref(uintptr(in[13].i), cn.typ))
 			}
 			if n == nil {
 				n = new(N)
@@ -10550,6 +12405,22 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -10563,6 +12434,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -10582,6 +12455,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -10601,6 +12476,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -10620,6 +12497,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -10639,6 +12518,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -10658,6 +12539,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -10677,6 +12560,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -10696,6 +12581,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -10715,6 +12602,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -10734,6 +12623,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -10753,6 +12644,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -10772,6 +12665,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -10791,6 +12686,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -10810,6 +12707,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
 					n = (*N)(hp)
 				}
+			case restHandle:
+				n = (*N)(handles.ref(uintptr(in[13].i), cn.typ))
 			}
 			if n == nil {
 				n = new(N)
@@ -10829,6 +12728,8 @@ func Proc15[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O any](fn func(A, B, C, D,
 				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
 					o = (*O)(hp)
 				}
+			case restHandle:
+				o = (*O)(handles.ref(uintptr(in[14].i), co.typ))
 			}
 			if o == nil {
 				o = new(O)
@@ -10918,6 +12819,22 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				return 0, nil
 			})
 		}
+		if ca.at == restHandle && cb.at == restValue && cc.at == restValue && cd.at == restValue && ce.at == restValue && cf.at == restValue && cg.at == restValue && ch.at == restValue && ci.at == restValue && cj.at == restValue && ck.at == restValue && cl.at == restValue && cm.at == restValue && cn.at == restValue && co.at == restValue && cp.at == restValue { // a receiver's handle, the rest at rest in C's value (restOf)
+			ob, oc, od, oe, of, og, oh, oi, oj, ok, ol, om, on, oo, op := cb.off+1*unsafe.Sizeof(cValue{}), cc.off+2*unsafe.Sizeof(cValue{}), cd.off+3*unsafe.Sizeof(cValue{}), ce.off+4*unsafe.Sizeof(cValue{}), cf.off+5*unsafe.Sizeof(cValue{}), cg.off+6*unsafe.Sizeof(cValue{}), ch.off+7*unsafe.Sizeof(cValue{}), ci.off+8*unsafe.Sizeof(cValue{}), cj.off+9*unsafe.Sizeof(cValue{}), ck.off+10*unsafe.Sizeof(cValue{}), cl.off+11*unsafe.Sizeof(cValue{}), cm.off+12*unsafe.Sizeof(cValue{}), cn.off+13*unsafe.Sizeof(cValue{}), co.off+14*unsafe.Sizeof(cValue{}), cp.off+15*unsafe.Sizeof(cValue{})
+			return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
+				base := unsafe.Pointer(unsafe.SliceData(in))
+				ra := handles.ref(uintptr((*cValue)(base).i), ca.typ)
+				if ra == nil {
+					a := new(A)
+					if err := ca.into(&in[0], name, 0, a); err != nil {
+						return 0, err
+					}
+					ra = unsafe.Pointer(a)
+				}
+				fn(*(*A)(ra), *(*B)(unsafe.Add(base, ob)), *(*C)(unsafe.Add(base, oc)), *(*D)(unsafe.Add(base, od)), *(*E)(unsafe.Add(base, oe)), *(*F)(unsafe.Add(base, of)), *(*G)(unsafe.Add(base, og)), *(*H)(unsafe.Add(base, oh)), *(*I)(unsafe.Add(base, oi)), *(*J)(unsafe.Add(base, oj)), *(*K)(unsafe.Add(base, ok)), *(*L)(unsafe.Add(base, ol)), *(*M)(unsafe.Add(base, om)), *(*N)(unsafe.Add(base, on)), *(*O)(unsafe.Add(base, oo)), *(*P)(unsafe.Add(base, op)))
+				return 0, nil
+			})
+		}
 		return newTyped(name, doc, opts, specs, 0, func(in, _ []cValue, name string) (int, error) {
 			var a *A
 			switch ca.at { // restOf
@@ -10931,6 +12848,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -10950,6 +12869,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -10969,6 +12890,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -10988,6 +12911,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -11007,6 +12932,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -11026,6 +12953,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -11045,6 +12974,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -11064,6 +12995,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -11083,6 +13016,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[8]), ci.off); *(*unsafe.Pointer)(hp) != nil {
 					i = (*I)(hp)
 				}
+			case restHandle:
+				i = (*I)(handles.ref(uintptr(in[8].i), ci.typ))
 			}
 			if i == nil {
 				i = new(I)
@@ -11102,6 +13037,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[9]), cj.off); *(*unsafe.Pointer)(hp) != nil {
 					j = (*J)(hp)
 				}
+			case restHandle:
+				j = (*J)(handles.ref(uintptr(in[9].i), cj.typ))
 			}
 			if j == nil {
 				j = new(J)
@@ -11121,6 +13058,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[10]), ck.off); *(*unsafe.Pointer)(hp) != nil {
 					k = (*K)(hp)
 				}
+			case restHandle:
+				k = (*K)(handles.ref(uintptr(in[10].i), ck.typ))
 			}
 			if k == nil {
 				k = new(K)
@@ -11140,6 +13079,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[11]), cl.off); *(*unsafe.Pointer)(hp) != nil {
 					l = (*L)(hp)
 				}
+			case restHandle:
+				l = (*L)(handles.ref(uintptr(in[11].i), cl.typ))
 			}
 			if l == nil {
 				l = new(L)
@@ -11159,6 +13100,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[12]), cm.off); *(*unsafe.Pointer)(hp) != nil {
 					m = (*M)(hp)
 				}
+			case restHandle:
+				m = (*M)(handles.ref(uintptr(in[12].i), cm.typ))
 			}
 			if m == nil {
 				m = new(M)
@@ -11178,6 +13121,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[13]), cn.off); *(*unsafe.Pointer)(hp) != nil {
 					n = (*N)(hp)
 				}
+			case restHandle:
+				n = (*N)(handles.ref(uintptr(in[13].i), cn.typ))
 			}
 			if n == nil {
 				n = new(N)
@@ -11197,6 +13142,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[14]), co.off); *(*unsafe.Pointer)(hp) != nil {
 					o = (*O)(hp)
 				}
+			case restHandle:
+				o = (*O)(handles.ref(uintptr(in[14].i), co.typ))
 			}
 			if o == nil {
 				o = new(O)
@@ -11216,6 +13163,8 @@ func Proc16[A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P any](fn func(A, B, C,
 				if hp := unsafe.Add(unsafe.Pointer(&in[15]), cp.off); *(*unsafe.Pointer)(hp) != nil {
 					p = (*P)(hp)
 				}
+			case restHandle:
+				p = (*P)(handles.ref(uintptr(in[15].i), cp.typ))
 			}
 			if p == nil {
 				p = new(P)
@@ -11281,6 +13230,8 @@ func Func1R2[A, R1, R2 any](fn func(A) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -11332,6 +13283,8 @@ func Func2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -11351,6 +13304,8 @@ func Func2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -11406,6 +13361,8 @@ func Func3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -11425,6 +13382,8 @@ func Func3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -11444,6 +13403,8 @@ func Func3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -11503,6 +13464,8 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -11522,6 +13485,8 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -11541,6 +13506,8 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -11560,6 +13527,8 @@ func Func4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -11623,6 +13592,8 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -11642,6 +13613,8 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -11661,6 +13634,8 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -11680,6 +13655,8 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -11699,6 +13676,8 @@ func Func5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -11766,6 +13745,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -11785,6 +13766,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -11804,6 +13787,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -11823,6 +13808,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -11842,6 +13829,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -11861,6 +13850,8 @@ func Func6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2)) T
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -11932,6 +13923,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -11951,6 +13944,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -11970,6 +13965,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -11989,6 +13986,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -12008,6 +14007,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -12027,6 +14028,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -12046,6 +14049,8 @@ func Func7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -12121,6 +14126,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -12140,6 +14147,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -12159,6 +14168,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -12178,6 +14189,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -12197,6 +14210,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -12216,6 +14231,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -12235,6 +14252,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -12254,6 +14273,8 @@ func Func8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H)
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -12328,6 +14349,8 @@ func FuncE1R2[A, R1, R2 any](fn func(A) (R1, R2, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -12382,6 +14405,8 @@ func FuncE2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -12401,6 +14426,8 @@ func FuncE2R2[A, B, R1, R2 any](fn func(A, B) (R1, R2, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -12459,6 +14486,8 @@ func FuncE3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -12478,6 +14507,8 @@ func FuncE3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -12497,6 +14528,8 @@ func FuncE3R2[A, B, C, R1, R2 any](fn func(A, B, C) (R1, R2, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -12559,6 +14592,8 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -12578,6 +14613,8 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -12597,6 +14634,8 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -12616,6 +14655,8 @@ func FuncE4R2[A, B, C, D, R1, R2 any](fn func(A, B, C, D) (R1, R2, error)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -12682,6 +14723,8 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -12701,6 +14744,8 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -12720,6 +14765,8 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -12739,6 +14786,8 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -12758,6 +14807,8 @@ func FuncE5R2[A, B, C, D, E, R1, R2 any](fn func(A, B, C, D, E) (R1, R2, error))
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -12828,6 +14879,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -12847,6 +14900,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -12866,6 +14921,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -12885,6 +14942,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -12904,6 +14963,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -12923,6 +14984,8 @@ func FuncE6R2[A, B, C, D, E, F, R1, R2 any](fn func(A, B, C, D, E, F) (R1, R2, e
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -12997,6 +15060,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -13016,6 +15081,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -13035,6 +15102,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -13054,6 +15123,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -13073,6 +15144,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -13092,6 +15165,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -13111,6 +15186,8 @@ func FuncE7R2[A, B, C, D, E, F, G, R1, R2 any](fn func(A, B, C, D, E, F, G) (R1,
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -13189,6 +15266,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -13208,6 +15287,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -13227,6 +15308,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -13246,6 +15329,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -13265,6 +15350,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -13284,6 +15371,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -13303,6 +15392,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -13322,6 +15413,8 @@ func FuncE8R2[A, B, C, D, E, F, G, H, R1, R2 any](fn func(A, B, C, D, E, F, G, H
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -13407,6 +15500,8 @@ func Func1R3[A, R1, R2, R3 any](fn func(A) (R1, R2, R3)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -13465,6 +15560,8 @@ func Func2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -13484,6 +15581,8 @@ func Func2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -13546,6 +15645,8 @@ func Func3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -13565,6 +15666,8 @@ func Func3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -13584,6 +15687,8 @@ func Func3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -13650,6 +15755,8 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -13669,6 +15776,8 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -13688,6 +15797,8 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -13707,6 +15818,8 @@ func Func4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3)) Typed
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -13777,6 +15890,8 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -13796,6 +15911,8 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -13815,6 +15932,8 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -13834,6 +15953,8 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -13853,6 +15974,8 @@ func Func5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3))
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -13927,6 +16050,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -13946,6 +16071,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -13965,6 +16092,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -13984,6 +16113,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -14003,6 +16134,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -14022,6 +16155,8 @@ func Func6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R2
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -14100,6 +16235,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -14119,6 +16256,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -14138,6 +16277,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -14157,6 +16298,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -14176,6 +16319,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -14195,6 +16340,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -14214,6 +16361,8 @@ func Func7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) (
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -14296,6 +16445,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -14315,6 +16466,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -14334,6 +16487,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -14353,6 +16508,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -14372,6 +16529,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -14391,6 +16550,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -14410,6 +16571,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -14429,6 +16592,8 @@ func Func8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, G
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)
@@ -14517,6 +16682,8 @@ func FuncE1R3[A, R1, R2, R3 any](fn func(A) (R1, R2, R3, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -14578,6 +16745,8 @@ func FuncE2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -14597,6 +16766,8 @@ func FuncE2R3[A, B, R1, R2, R3 any](fn func(A, B) (R1, R2, R3, error)) Typed {
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -14662,6 +16833,8 @@ func FuncE3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3, error)) Typ
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -14681,6 +16854,8 @@ func FuncE3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3, error)) Typ
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -14700,6 +16875,8 @@ func FuncE3R3[A, B, C, R1, R2, R3 any](fn func(A, B, C) (R1, R2, R3, error)) Typ
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -14769,6 +16946,8 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -14788,6 +16967,8 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -14807,6 +16988,8 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -14826,6 +17009,8 @@ func FuncE4R3[A, B, C, D, R1, R2, R3 any](fn func(A, B, C, D) (R1, R2, R3, error
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -14899,6 +17084,8 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -14918,6 +17105,8 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -14937,6 +17126,8 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -14956,6 +17147,8 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -14975,6 +17168,8 @@ func FuncE5R3[A, B, C, D, E, R1, R2, R3 any](fn func(A, B, C, D, E) (R1, R2, R3,
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -15052,6 +17247,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -15071,6 +17268,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -15090,6 +17289,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -15109,6 +17310,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -15128,6 +17331,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -15147,6 +17352,8 @@ func FuncE6R3[A, B, C, D, E, F, R1, R2, R3 any](fn func(A, B, C, D, E, F) (R1, R
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -15228,6 +17435,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -15247,6 +17456,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -15266,6 +17477,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -15285,6 +17498,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -15304,6 +17519,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -15323,6 +17540,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -15342,6 +17561,8 @@ func FuncE7R3[A, B, C, D, E, F, G, R1, R2, R3 any](fn func(A, B, C, D, E, F, G) 
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -15427,6 +17648,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[0]), ca.off); *(*unsafe.Pointer)(hp) != nil {
 					a = (*A)(hp)
 				}
+			case restHandle:
+				a = (*A)(handles.ref(uintptr(in[0].i), ca.typ))
 			}
 			if a == nil {
 				a = new(A)
@@ -15446,6 +17669,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[1]), cb.off); *(*unsafe.Pointer)(hp) != nil {
 					b = (*B)(hp)
 				}
+			case restHandle:
+				b = (*B)(handles.ref(uintptr(in[1].i), cb.typ))
 			}
 			if b == nil {
 				b = new(B)
@@ -15465,6 +17690,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[2]), cc.off); *(*unsafe.Pointer)(hp) != nil {
 					c = (*C)(hp)
 				}
+			case restHandle:
+				c = (*C)(handles.ref(uintptr(in[2].i), cc.typ))
 			}
 			if c == nil {
 				c = new(C)
@@ -15484,6 +17711,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[3]), cd.off); *(*unsafe.Pointer)(hp) != nil {
 					d = (*D)(hp)
 				}
+			case restHandle:
+				d = (*D)(handles.ref(uintptr(in[3].i), cd.typ))
 			}
 			if d == nil {
 				d = new(D)
@@ -15503,6 +17732,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[4]), ce.off); *(*unsafe.Pointer)(hp) != nil {
 					e = (*E)(hp)
 				}
+			case restHandle:
+				e = (*E)(handles.ref(uintptr(in[4].i), ce.typ))
 			}
 			if e == nil {
 				e = new(E)
@@ -15522,6 +17753,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[5]), cf.off); *(*unsafe.Pointer)(hp) != nil {
 					f = (*F)(hp)
 				}
+			case restHandle:
+				f = (*F)(handles.ref(uintptr(in[5].i), cf.typ))
 			}
 			if f == nil {
 				f = new(F)
@@ -15541,6 +17774,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[6]), cg.off); *(*unsafe.Pointer)(hp) != nil {
 					g = (*G)(hp)
 				}
+			case restHandle:
+				g = (*G)(handles.ref(uintptr(in[6].i), cg.typ))
 			}
 			if g == nil {
 				g = new(G)
@@ -15560,6 +17795,8 @@ func FuncE8R3[A, B, C, D, E, F, G, H, R1, R2, R3 any](fn func(A, B, C, D, E, F, 
 				if hp := unsafe.Add(unsafe.Pointer(&in[7]), ch.off); *(*unsafe.Pointer)(hp) != nil {
 					h = (*H)(hp)
 				}
+			case restHandle:
+				h = (*H)(handles.ref(uintptr(in[7].i), ch.typ))
 			}
 			if h == nil {
 				h = new(H)

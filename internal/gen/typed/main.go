@@ -146,7 +146,8 @@ func wrapper(b *bytes.Buffer, n, kind int) {
 	if n > 0 {
 		fmt.Fprintf(b, "\t\tspecs := %s\n", specList)
 		specList = "specs"
-		restClosure(b, ps, lower, kind, resKind, outName)
+		restClosure(b, ps, lower, kind, resKind, outName, false)
+		restClosure(b, ps, lower, kind, resKind, outName, true)
 	}
 	fmt.Fprintf(b, "\t\treturn newTyped(name, doc, opts, %s, %s, func(%s, %s []cValue, %s string) (int, error) {\n", specList, resKind, inArg, outName, inName)
 	convertArgs(b, ps, lower)
@@ -173,8 +174,10 @@ func callAndReturn(b *bytes.Buffer, call string, kind int) {
 // restClosure writes the wrapper for when every argument's value lies in C's
 // memory (restValue: float64, int64, int): the function is passed them from
 // there, at offsets fixed when it is defined, with no test per argument and
-// no bounds check (C passes nparams values).
-func restClosure(b *bytes.Buffer, ps, lower []string, kind int, resKind, outName string) {
+// no bounds check (C passes nparams values). With method, the first is
+// instead a *T of a Go class (restHandle, a method's receiver), the pointer
+// its handle boxes; into words a handle of another value (its assertion panics).
+func restClosure(b *bytes.Buffer, ps, lower []string, kind int, resKind, outName string, method bool) {
 	conds, offs, vals, derefs := make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps)), make([]string, len(ps))
 	for i, l := range lower {
 		conds[i] = "c" + l + ".at == restValue"
@@ -182,10 +185,23 @@ func restClosure(b *bytes.Buffer, ps, lower []string, kind int, resKind, outName
 		vals[i] = fmt.Sprintf("c%s.off+%d*unsafe.Sizeof(cValue{})", l, i)
 		derefs[i] = fmt.Sprintf("*(*%s)(unsafe.Add(base, o%s))", ps[i], l)
 	}
-	fmt.Fprintf(b, "\t\tif %s { // every argument at rest in C's value (restOf)\n", strings.Join(conds, " && "))
-	fmt.Fprintf(b, "\t\t\t%s := %s\n", strings.Join(offs, ", "), strings.Join(vals, ", "))
-	fmt.Fprintf(b, "\t\t\treturn newTyped(name, doc, opts, specs, %s, func(in, %s []cValue, _ string) (int, error) {\n", resKind, outName)
+	inName, comment := "_", "every argument at rest in C's value (restOf)"
+	if method {
+		conds[0] = "ca.at == restHandle"
+		derefs[0] = "*(*A)(ra)"
+		offs, vals = offs[1:], vals[1:]
+		inName, comment = "name", "a receiver's handle, the rest at rest in C's value (restOf)"
+	}
+	fmt.Fprintf(b, "\t\tif %s { // %s\n", strings.Join(conds, " && "), comment)
+	if len(offs) > 0 {
+		fmt.Fprintf(b, "\t\t\t%s := %s\n", strings.Join(offs, ", "), strings.Join(vals, ", "))
+	}
+	fmt.Fprintf(b, "\t\t\treturn newTyped(name, doc, opts, specs, %s, func(in, %s []cValue, %s string) (int, error) {\n", resKind, outName, inName)
 	b.WriteString("\t\t\t\tbase := unsafe.Pointer(unsafe.SliceData(in))\n")
+	if method {
+		b.WriteString("\t\t\t\tra := handles.ref(uintptr((*cValue)(base).i), ca.typ)\n")
+		b.WriteString("\t\t\t\tif ra == nil {\n\t\t\t\t\ta := new(A)\n\t\t\t\t\tif err := ca.into(&in[0], name, 0, a); err != nil {\n\t\t\t\t\t\treturn 0, err\n\t\t\t\t\t}\n\t\t\t\t\tra = unsafe.Pointer(a)\n\t\t\t\t}\n")
+	}
 	var inner bytes.Buffer
 	callAndReturn(&inner, "fn("+strings.Join(derefs, ", ")+")", kind)
 	for _, line := range strings.SplitAfter(inner.String(), "\n") {
@@ -204,7 +220,8 @@ func convertArgs(b *bytes.Buffer, ps, lower []string) {
 		fmt.Fprintf(b, "\t\t\tvar %s *%s\n", l, ps[i])
 		fmt.Fprintf(b, "\t\t\tswitch c%s.at { // restOf\n\t\t\tcase restValue:\n\t\t\t\t%s = (*%s)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off))\n", l, l, ps[i], i, l)
 		fmt.Fprintf(b, "\t\t\tcase restPointer:\n\t\t\t\tif rp := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off)); rp != nil {\n\t\t\t\t\t%s = (*%s)(rp)\n\t\t\t\t}\n", i, l, l, ps[i])
-		fmt.Fprintf(b, "\t\t\tcase restHeader:\n\t\t\t\tif hp := unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off); *(*unsafe.Pointer)(hp) != nil {\n\t\t\t\t\t%s = (*%s)(hp)\n\t\t\t\t}\n\t\t\t}\n", i, l, l, ps[i])
+		fmt.Fprintf(b, "\t\t\tcase restHeader:\n\t\t\t\tif hp := unsafe.Add(unsafe.Pointer(&in[%d]), c%s.off); *(*unsafe.Pointer)(hp) != nil {\n\t\t\t\t\t%s = (*%s)(hp)\n\t\t\t\t}\n", i, l, l, ps[i])
+		fmt.Fprintf(b, "\t\t\tcase restHandle:\n\t\t\t\t%s = (*%s)(handles.ref(uintptr(in[%d].i), c%s.typ))\n\t\t\t}\n", l, ps[i], i, l)
 		// Zeroed only when converted: a Tensor at rest costs no zeroing of a
 		// temporary (new does not escape: into keeps no pointer to it).
 		fmt.Fprintf(b, "\t\t\tif %s == nil {\n\t\t\t\t%s = new(%s)\n\t\t\t\tif err := c%s.into(&in[%d], name, %d, %s); err != nil {\n\t\t\t\t\treturn 0, err\n\t\t\t\t}\n\t\t\t}\n", l, l, ps[i], l, i, i, l)
