@@ -53,3 +53,27 @@ func TestHandleTableConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// ref finds a handle's *T in place, and nothing for another type, a
+// deleted handle or one never made (the wrappers then fall back to value).
+func TestHandleRef(t *testing.T) {
+	var tab handleTable
+	type obj struct{ n int }
+	p := &obj{7}
+	h, other := tab.new(p), tab.new(&struct{ n int }{8})
+	typ := typeWord[*obj]()
+	r := tab.ref(h, typ)
+	if r == nil || *(**obj)(r) != p {
+		t.Fatalf("ref(%d) = %v: want the address of %p", h, r, p)
+	}
+	if r := tab.ref(other, typ); r != nil {
+		t.Errorf("ref of another type's value = %v: want nil", r)
+	}
+	tab.delete(h)
+	if r := tab.ref(h, typ); r != nil {
+		t.Errorf("ref of a deleted handle = %v: want nil", r)
+	}
+	if r := tab.ref(1<<40, typ); r != nil {
+		t.Errorf("ref of a handle never made = %v: want nil", r)
+	}
+}
