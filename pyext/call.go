@@ -23,7 +23,11 @@ import (
 //export gdlpyCall
 func gdlpyCall(c *C.gdl_call) (kind C.int) {
 	f := (*registry.funcs.Load())[c.id]
+	returned := false // set where nothing can panic after it: the guard then has nothing to recover
 	defer func() {
+		if returned {
+			return
+		}
 		if p := recover(); p != nil {
 			if a, ok := p.(*callbackAbort); ok { // a callable raised: raise it again
 				c.nout = 0
@@ -47,6 +51,7 @@ func gdlpyCall(c *C.gdl_call) (kind C.int) {
 		if err != nil {
 			return f.fail(err, c)
 		}
+		returned = !f.callables // endCallables runs after this, deferred after the guard
 		return C.GDL_ERR_NONE
 	}
 	return f.callReflect(c, ins)
