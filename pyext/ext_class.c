@@ -697,6 +697,82 @@ PyObject* gdl_rebuild_object(PyObject* module, PyObject* const* args, Py_ssize_t
 static PyMethodDef reduce_def = {"__reduce__", obj_reduce, METH_NOARGS, "Pickling: the Go value's MarshalBinary."};
 
 /* Makes class c's type in module m and adds it as m.<name>. */
+/* ---- plain methods as CPython's method descriptors ----------------------------- */
+
+/* A plain method (no special) is a method_descriptor, as list.append: CPython's
+ * call specialisation calls its C function directly (a go_method goes
+ * through the generic vectorcall, about 75 instructions more a call), and
+ * it checks the receiver's type as ext.c words it. Which Go method a call
+ * is for cannot come from self, so each gets a C function of its own:
+ * method trampoline k calls meth_slots[k]. A slot is taken once per gdl_fn,
+ * for the process; past GDL_MAX_METHODS the method is a go_method. */
+#define GDL_MAX_METHODS 1024
+static const gdl_fn* meth_slots[GDL_MAX_METHODS];
+static int nmeth_slots;
+static gdl_mutex meth_slots_lock;
+
+#define M1(k)                                                                                                    \
+  static PyObject* meth_trampoline_##k(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) { \
+    return gdl_call_fn(meth_slots[0##k], self, args, nargs, kwnames);                                              \
+  }
+#define M8(k) M1(k##0) M1(k##1) M1(k##2) M1(k##3) M1(k##4) M1(k##5) M1(k##6) M1(k##7)
+#define M64(k) M8(k##0) M8(k##1) M8(k##2) M8(k##3) M8(k##4) M8(k##5) M8(k##6) M8(k##7)
+#define M512(k) M64(k##0) M64(k##1) M64(k##2) M64(k##3) M64(k##4) M64(k##5) M64(k##6) M64(k##7)
+M512(0)
+M512(1)
+#define MP1(k) (PyCFunction)(void (*)(void))meth_trampoline_##k,
+#define MP8(k) MP1(k##0) MP1(k##1) MP1(k##2) MP1(k##3) MP1(k##4) MP1(k##5) MP1(k##6) MP1(k##7)
+#define MP64(k) MP8(k##0) MP8(k##1) MP8(k##2) MP8(k##3) MP8(k##4) MP8(k##5) MP8(k##6) MP8(k##7)
+#define MP512(k) MP64(k##0) MP64(k##1) MP64(k##2) MP64(k##3) MP64(k##4) MP64(k##5) MP64(k##6) MP64(k##7)
+static const PyCFunction meth_trampolines[GDL_MAX_METHODS] = {MP512(0) MP512(1)};
+
+/* fn's method trampoline (its slot taken on first use), or NULL when all are taken. */
+static PyCFunction meth_trampoline_of(const gdl_fn* fn) {
+  gdl_mutex_lock(&meth_slots_lock); /* two modules' execs may run at once on a free-threaded build */
+  int k = 0;
+  while (k < nmeth_slots && meth_slots[k] != fn) k++;
+  if (k == nmeth_slots && k < GDL_MAX_METHODS) meth_slots[nmeth_slots++] = fn;
+  gdl_mutex_unlock(&meth_slots_lock);
+  return k < GDL_MAX_METHODS ? meth_trampolines[k] : NULL;
+}
+
+/* fn as a method descriptor of type (a new reference); NULL with no
+ * exception when no trampoline is left, with one on failure. Its doc
+ * "name($self, args)\n--\n\nbody" where fn's doc has a signature line
+ * (what a go_method's __text_signature__ and __doc__ give). */
+static PyObject* method_descriptor(PyObject* type, const gdl_fn* fn) {
+  PyCFunction meth = meth_trampoline_of(fn);
+  if (meth == NULL) return NULL;
+  const char* name = gdl_short_name(fn->name);
+  const char* doc = fn->doc;
+  const char* open = doc ? strchr(doc, '(') : NULL;
+  const char* end = doc ? strstr(doc, ")\n--\n\n") : NULL;
+  char* made = NULL; /* kept for the process, as the descriptor keeps its PyMethodDef */
+  if (open != NULL && end != NULL && end > open) {
+    size_t len = strlen(name) + strlen("($self, ") + (size_t)(end - open - 1) + strlen(end) + 1;
+    made = malloc(len);
+    if (made == NULL) {
+      PyErr_NoMemory();
+      return NULL;
+    }
+    snprintf(made, len, end == open + 1 ? "%s($self%.*s%s" : "%s($self, %.*s%s", name, (int)(end - open - 1), open + 1, end);
+    doc = made;
+  }
+  PyMethodDef* def = calloc(1, sizeof *def); /* kept for the process */
+  if (def == NULL) {
+    free(made);
+    PyErr_NoMemory();
+    return NULL;
+  }
+  def->ml_name = name;
+  def->ml_meth = meth;
+  def->ml_flags = METH_FASTCALL | METH_KEYWORDS;
+  def->ml_doc = doc;
+  PyObject* d = PyDescr_NewMethod((PyTypeObject*)type, def);
+  if (d == NULL && !PyErr_Occurred()) PyErr_NoMemory();
+  return d;
+}
+
 int gdl_add_class(PyObject* m, gdl_class* c) {
   if (method_type_ready() < 0) return -1;
   const char* modname = PyModule_GetName(m);
@@ -726,14 +802,19 @@ int gdl_add_class(PyObject* m, gdl_class* c) {
   for (int i = 0; i < c->nmethods; i++) {
     gdl_fn* fn = c->methods[i];
     if (gdl_fn_intern_names(fn) < 0) goto fail;
-    gdl_method* meth = GDL_NEW(gdl_method, METHOD_TYPE);
-    if (meth == NULL) goto fail;
-    meth->vectorcall = method_call;
-    meth->fn = fn;
-    meth->owner = Py_NewRef(type);
-    meth->sp = NULL;
-    int r = PyObject_SetAttrString(type, gdl_short_name(fn->name), GDL_OBJ(meth)); /* updates slots: __repr__ */
-    Py_DECREF(GDL_OBJ(meth));
+    PyObject* d = method_descriptor(type, fn);
+    if (d == NULL && PyErr_Occurred()) goto fail;
+    if (d == NULL) { /* no trampoline left: a go_method */
+      gdl_method* meth = GDL_NEW(gdl_method, METHOD_TYPE);
+      if (meth == NULL) goto fail;
+      meth->vectorcall = method_call;
+      meth->fn = fn;
+      meth->owner = Py_NewRef(type);
+      meth->sp = NULL;
+      d = GDL_OBJ(meth);
+    }
+    int r = PyObject_SetAttrString(type, gdl_short_name(fn->name), d); /* updates slots: __repr__ */
+    Py_DECREF(d);
     if (r < 0) goto fail;
   }
   for (int i = 0; i < c->nspecials; i++) {
