@@ -84,7 +84,6 @@ static inline __attribute__((always_inline)) void free_arrays(call_args* a, int 
       }
     }
   }
-  for (int k = 0; k < a->ncopies; k++) free(a->copies[k]);
 }
 
 static const char* dtype_name(uint8_t code, uint8_t bits) {
@@ -848,7 +847,6 @@ PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h) {
   a.ntensors = 0;
   a.nviews = 0;
   a.nbufs = 0;
-  a.ncopies = 0;
   return go_call(fn, &a);
 }
 
@@ -901,6 +899,18 @@ static __attribute__((noinline)) int separate_overlaps(const gdl_fn* fn, call_ar
   return 0;
 }
 
+/* go_call for a function that writes an array argument, after
+ * separate_overlaps; the copies it made are freed when Go has returned.
+ * Apart from go_call's other caller: calls that write nothing pay nothing. */
+static __attribute__((noinline)) PyObject* call_separated(const gdl_fn* fn, call_args* a) {
+  a->ncopies = 0;
+  PyObject* r = NULL;
+  if (separate_overlaps(fn, a) < 0) free_arrays(a, fn->nparams);
+  else r = go_call(fn, a);
+  for (int k = 0; k < a->ncopies; k++) free(a->copies[k]);
+  return r;
+}
+
 /* Calls fn: self is the receiver of a method (NULL for a function), args
  * the Python arguments, vectorcall's way (nargs positional, then one per
  * name in kwnames). */
@@ -937,7 +947,6 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
   a.ntensors = 0;
   a.nviews = 0;
   a.nbufs = 0;
-  a.ncopies = 0;
   if (off && gdl_obj_arg_fast(fn, 0, self, &a.v[0]) < 0) {
     if (gdl_is_obj(fn->cls[0], self)) return NULL; /* of the class, but holding no Go value */
     PyErr_Clear();
@@ -961,10 +970,7 @@ PyObject* gdl_call_fn(const gdl_fn* fn, PyObject* self, PyObject* const* args, P
       return NULL;
     }
   }
-  if (fn->writes && a.arrays && separate_overlaps(fn, &a) < 0) {
-    free_arrays(&a, fn->nparams);
-    return NULL;
-  }
+  if (fn->writes && a.arrays) return call_separated(fn, &a);
   return go_call(fn, &a);
 }
 
