@@ -642,6 +642,13 @@ static void name_in_notes(PyObject* ev, PyObject* from, PyObject* to) {
   Py_DECREF(notes);
 }
 
+/* "argument 'x'", or "argument 2" counted as Python counts (after a
+ * method's receiver): how a message names argument i. */
+static PyObject* argument_words(const gdl_fn* fn, int i) {
+  if (fn->named) return PyUnicode_FromFormat("argument '%s'", fn->names[i]);
+  return PyUnicode_FromFormat("argument %d", fn->self ? i : i + 1);
+}
+
 /* Names argument i in the pending exception's message: "argument 3" (C's
  * count, receiver included) becomes "argument 'hi'" when the function names
  * its parameters, or the count Python sees for a method ("argument 2"). */
@@ -653,8 +660,7 @@ static void name_argument(const gdl_fn* fn, int i) {
   PyObject* msg = ev ? PyObject_Str(ev) : NULL;
   PyObject* from = msg ? PyUnicode_FromFormat("argument %d", i + 1) : NULL;
   PyObject* to = NULL;
-  if (from != NULL)
-    to = fn->named ? PyUnicode_FromFormat("argument '%s'", fn->names[i]) : PyUnicode_FromFormat("argument %d", i);
+  if (from != NULL) to = argument_words(fn, i);
   PyObject* repl = to ? PyUnicode_Replace(msg, from, to, 1) : NULL;
   if (repl != NULL) name_in_notes(ev, from, to); /* a UnicodeEncodeError's note (ext_pyobj.c's note_at) */
   Py_XDECREF(from);
@@ -850,12 +856,6 @@ PyObject* gdl_call_handle(const gdl_fn* fn, uintptr_t h) {
   return go_call(fn, &a);
 }
 
-/* Argument i's position as Python counts it, or its name: 'x' or 2. */
-static void arg_word(const gdl_fn* fn, int i, char* buf, size_t n) {
-  if (fn->named) snprintf(buf, n, "'%s'", fn->names[i]);
-  else snprintf(buf, n, "%d", fn->self ? i : i + 1);
-}
-
 /* Whether argument i is memory C knows the bytes of: a typed slice, an N-d
  * view or a bytes-like object ([data, data + i)); a godlpack.Tensor
  * argument's are not looked at. */
@@ -877,11 +877,13 @@ static __attribute__((noinline)) int separate_overlaps(const gdl_fn* fn, call_ar
       uintptr_t lo = (uintptr_t)a->v[j].data, hi = lo + (uintptr_t)a->v[j].i;
       if (lo >= whi || wlo >= hi) continue;
       if (fn->writes >> j & 1) {
-        char x[128], y[128];
-        arg_word(fn, w < j ? w : j, x, sizeof x);
-        arg_word(fn, w < j ? j : w, y, sizeof y);
-        PyErr_Format(PyExc_BufferError, "%s() argument %s and argument %s share memory, and %s writes both; pass "
-                     "arrays that do not overlap", fn->name, x, y, fn->name);
+        PyObject* x = argument_words(fn, w < j ? w : j);
+        PyObject* y = x ? argument_words(fn, w < j ? j : w) : NULL;
+        if (y != NULL)
+          PyErr_Format(PyExc_BufferError, "%s() %U and %U share memory, and %s writes both; pass arrays that do not "
+                       "overlap", fn->name, x, y, fn->name);
+        Py_XDECREF(x);
+        Py_XDECREF(y);
         return -1;
       }
       void* copy = malloc((size_t)a->v[j].i);
